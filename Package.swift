@@ -1,0 +1,124 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Every target: Swift 6 language mode, explicit `any`, imports that say what they use.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "latch",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .executable(name: "latch", targets: ["latch"]),
+        .library(name: "LatchModel", targets: ["LatchModel"]),
+        .library(name: "LatchJOSE", targets: ["LatchJOSE"]),
+        .library(name: "LatchCore", targets: ["LatchCore"]),
+        .library(name: "LatchServer", targets: ["LatchServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // Wire types shared by the server and the SDK. Foundation only.
+        .target(name: "LatchModel", swiftSettings: swiftSettings),
+        // Compact JWS / JWK on swift-crypto, shared by the server and the SDK.
+        .target(
+            name: "LatchJOSE",
+            dependencies: [
+                "LatchModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The engines: no HTTP, no SQL.
+        .target(
+            name: "LatchCore",
+            dependencies: [
+                "LatchModel", "LatchJOSE",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The embedded store.
+        .target(
+            name: "LatchSQLite",
+            dependencies: [
+                "LatchCore",
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The HTTP edge.
+        .target(
+            name: "LatchServer",
+            dependencies: [
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // Test helpers: fixed clock, test keys, token minting.
+        .target(
+            name: "LatchTesting",
+            dependencies: [
+                "LatchModel", "LatchJOSE", "LatchCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "latch",
+            dependencies: [
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite", "LatchServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchJOSETests",
+            dependencies: ["LatchJOSE", "LatchTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchCoreTests",
+            dependencies: ["LatchCore", "LatchSQLite", "LatchTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchSQLiteTests",
+            dependencies: ["LatchSQLite", "LatchTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchServerTests",
+            dependencies: [
+                "LatchServer", "LatchTesting", "LatchSQLite",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["LatchModel", "LatchJOSE", "LatchTesting"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

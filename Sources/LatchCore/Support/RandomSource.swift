@@ -1,0 +1,41 @@
+import Foundation
+import LatchJOSE
+
+/// The source of randomness for ids, nonces and tokens. `.system` draws from the OS CSPRNG
+/// (`SystemRandomNumberGenerator`); tests may pass a seeded one.
+public struct RandomSource: Sendable {
+    private let fill: @Sendable (Int) -> [UInt8]
+
+    public init(_ fill: @escaping @Sendable (Int) -> [UInt8]) { self.fill = fill }
+
+    /// The operating system's CSPRNG.
+    public static let system = RandomSource { count in
+        var generator = SystemRandomNumberGenerator()
+        var bytes = [UInt8](repeating: 0, count: count)
+        var index = 0
+        while index < count {
+            var word = generator.next()
+            for _ in 0..<min(8, count - index) {
+                bytes[index] = UInt8(truncatingIfNeeded: word)
+                word >>= 8
+                index += 1
+            }
+        }
+        return bytes
+    }
+
+    /// `count` random bytes.
+    public func bytes(_ count: Int) -> [UInt8] { fill(count) }
+
+    /// A random token of `byteCount` bytes (default 32 = 256 bits) as unpadded base64url.
+    public func token(byteCount: Int = 32) -> String { Base64URL.encode(fill(byteCount)) }
+
+    /// A random RFC 4122 version 4 UUID, lowercase.
+    public func uuid() -> String {
+        var b = fill(16)
+        b[6] = (b[6] & 0x0F) | 0x40
+        b[8] = (b[8] & 0x3F) | 0x80
+        let uuid = UUID(uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]))
+        return uuid.uuidString.lowercased()
+    }
+}

@@ -1,0 +1,21 @@
+import Crypto
+import Foundation
+
+/// Hashing and comparison of bearer secrets (refresh tokens, admin tokens).
+///
+/// These secrets are 256-bit random values, so a single SHA-256 is a sound at-rest form: there is nothing to
+/// brute-force. Only the hash is ever stored.
+public enum Secrets {
+    /// SHA-256 of the secret's UTF-8 bytes.
+    public static func hash(_ secret: some StringProtocol) -> Data {
+        Data(SHA256.hash(data: Array(secret.utf8)))
+    }
+
+    /// Compares two byte strings in time independent of where they differ.
+    public static func constantTimeEquals(_ lhs: some DataProtocol, _ rhs: some DataProtocol) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for (a, b) in zip(lhs, rhs) { difference |= a ^ b }
+        return difference == 0
+    }
+}

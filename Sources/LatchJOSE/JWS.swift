@@ -1,0 +1,138 @@
+import Foundation
+import LatchModel
+
+/// A compact-serialized JWS (RFC 7515 §7.1), parsed but **not yet verified**.
+///
+/// Parsing checks the shape only: three base64url parts, a JSON object header with a string `alg`, and a
+/// payload that is a JSON object. ``verify(with:)`` then applies Latch's header policy (RFC 8725) and the
+/// signature check, returning ``VerifiedJWS``.
+public struct ParsedJWS: Sendable {
+    /// The decoded protected header.
+    public let header: [String: JSONValue]
+    /// The decoded payload (JWT claims set).
+    public let claims: [String: JSONValue]
+    /// The header's `alg`, as written.
+    public let algorithmName: String
+    /// The header's `kid`, when it is a string.
+    public let keyID: String?
+    let signingInput: [UInt8]
+    let signature: Data
+
+    /// Default cap on a token's size (8 KiB).
+    public static let defaultMaximumLength = 8 * 1024
+
+    /// Parses `token`; refuses anything longer than `maximumLength` bytes.
+    public init(_ token: some StringProtocol, maximumLength: Int = ParsedJWS.defaultMaximumLength) throws(JOSEError) {
+        guard token.utf8.count <= maximumLength else {
+            throw JOSEError(.tooLarge, "the token exceeds \(maximumLength) bytes")
+        }
+        let string = String(token)
+        let parts = string.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else {
+            throw JOSEError(.malformed, "a JWS in compact form has three non-empty parts")
+        }
+        guard let headerBytes = Base64URL.decode(parts[0]),
+            case .object(let header)? = try? JSONValue.parse(headerBytes)
+        else { throw JOSEError(.malformed, "the header is not a base64url JSON object") }
+        guard let payloadBytes = Base64URL.decode(parts[1]),
+            case .object(let claims)? = try? JSONValue.parse(payloadBytes)
+        else { throw JOSEError(.malformed, "the payload is not a base64url JSON object") }
+        guard let signature = Base64URL.decode(parts[2]) else {
+            throw JOSEError(.malformed, "the signature is not base64url")
+        }
+        guard case .string(let alg)? = header["alg"] else {
+            throw JOSEError(.unsupportedAlgorithm, "the header has no alg")
+        }
+        self.header = header
+        self.claims = claims
+        self.algorithmName = alg
+        self.keyID = header["kid"]?.stringValue
+        self.signature = signature
+        let end = parts[1].endIndex
+        self.signingInput = Array(string[string.startIndex..<end].utf8)
+    }
+
+    /// The algorithm, if it is one Latch supports; `none`, HS*, and everything else are refused.
+    public func algorithm() throws(JOSEError) -> JWSAlgorithm {
+        guard let algorithm = JWSAlgorithm(rawValue: algorithmName) else {
+            throw JOSEError(.unsupportedAlgorithm, "alg \(algorithmName.prefix(16)) is not accepted (ES256, RS256)")
+        }
+        return algorithm
+    }
+
+    /// Header members that would let the token choose its own key or change processing rules.
+    static let forbiddenHeaders = ["jwk", "jku", "x5u", "x5c", "crit"]
+
+    /// Applies the header policy and checks the signature with `key`.
+    ///
+    /// - Step 1. `alg` is on the allowlist and equals the key's one algorithm (RFC 8725 §3.1).
+    /// - Step 2. No `jwk`/`jku`/`x5u`/`x5c` (the key never comes from the token), no `crit` (Latch
+    ///   understands no extensions, so any critical one must be refused, RFC 7515 §4.1.11).
+    /// - Step 3. The signature verifies.
+    public func verify(with key: PublicKey) throws(JOSEError) -> VerifiedJWS {
+        // Step 1.
+        let algorithm = try algorithm()
+        guard algorithm == key.algorithm else {
+            throw JOSEError(.algorithmMismatch, "alg \(algorithm.rawValue) is not the key's algorithm")
+        }
+        // Step 2.
+        try checkHeaderPolicy()
+        // Step 3.
+        guard key.isValidSignature(signature, for: signingInput) else {
+            throw JOSEError(.badSignature, "the signature does not verify")
+        }
+        return VerifiedJWS(header: header, claims: claims, algorithm: algorithm)
+    }
+
+    /// Refuses forbidden header members (step 2 of ``verify(with:)``), for callers that check before looking up a key.
+    public func checkHeaderPolicy() throws(JOSEError) {
+        for name in Self.forbiddenHeaders where header[name] != nil {
+            throw JOSEError(.forbiddenHeader, "the \(name) header is not accepted")
+        }
+    }
+}
+
+/// A JWS whose header policy and signature were checked. Claims still need checking by the caller.
+public struct VerifiedJWS: Sendable {
+    /// The protected header.
+    public let header: [String: JSONValue]
+    /// The claims set.
+    public let claims: [String: JSONValue]
+    /// The algorithm that verified.
+    public let algorithm: JWSAlgorithm
+}
+
+/// Signs compact JWS tokens with one key.
+public struct JWSSigner: Sendable {
+    /// The private key.
+    public let key: PrivateKey
+    /// The `kid` written into every header.
+    public let keyID: String
+
+    public init(key: PrivateKey, keyID: String) {
+        self.key = key
+        self.keyID = keyID
+    }
+
+    /// Signs a claims set written as JSON bytes; `type` goes into the `typ` header (e.g. `JWT`, `at+jwt`).
+    public func sign(claimsJSON: [UInt8], type: String = "JWT") throws -> String {
+        var header = JSONWriter(reservingCapacity: 96)
+        header.beginObject()
+        header.member("alg", key.algorithm.rawValue)
+        header.member("kid", keyID)
+        header.member("typ", type)
+        header.endObject()
+        var token = Base64URL.encode(header.bytes)
+        token.append(".")
+        token.append(Base64URL.encode(claimsJSON))
+        let signature = try key.signature(for: Array(token.utf8))
+        token.append(".")
+        token.append(Base64URL.encode(signature))
+        return token
+    }
+
+    /// Signs a claims set given as a JSON object.
+    public func sign(claims: [String: JSONValue], type: String = "JWT") throws -> String {
+        try sign(claimsJSON: JSONValue.object(claims).serialized(), type: type)
+    }
+}

@@ -1,0 +1,8 @@
+/// The JWS algorithms Latch signs and verifies (RFC 7518 §3.1). Anything else — `none` and the HMAC family
+/// included — is refused before a key is touched (RFC 8725 §3.1).
+public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable, Codable {
+    /// ECDSA P-256 with SHA-256; Latch's default for its own tokens.
+    case ES256
+    /// RSASSA-PKCS1-v1_5 with SHA-256.
+    case RS256
+}

@@ -1,0 +1,188 @@
+/// `POST /admin/v1/issuers`: trust a custom federated issuer's key.
+public struct AdminIssuerRequest: Codable, Sendable, Hashable {
+    /// The `iss` its tokens carry.
+    public var name: String
+    /// The `kid` its tokens carry.
+    public var keyId: String
+    /// PEM (SPKI or PKCS#1) or base64 DER.
+    public var publicKey: String
+    /// `RS256` or `ES256`; inferred from the key when absent.
+    public var algorithm: String?
+    /// The `aud` its tokens must carry; the deployment's audience when absent.
+    public var audience: String?
+    /// Custom claims copied onto the user and into ID tokens.
+    public var allowedClaims: [String]?
+    /// Longest accepted `exp - iat`, seconds (default 3600).
+    public var maxLifetime: Int?
+
+    public init(
+        name: String, keyId: String, publicKey: String, algorithm: String? = nil, audience: String? = nil,
+        allowedClaims: [String]? = nil, maxLifetime: Int? = nil
+    ) {
+        self.name = name
+        self.keyId = keyId
+        self.publicKey = publicKey
+        self.algorithm = algorithm
+        self.audience = audience
+        self.allowedClaims = allowedClaims
+        self.maxLifetime = maxLifetime
+    }
+}
+
+/// A trusted issuer key.
+public struct AdminIssuer: Codable, Sendable, Hashable {
+    public var name: String
+    public var keyId: String
+    public var algorithm: String
+    public var audience: String
+    public var allowedClaims: [String]
+    public var maxLifetime: Int
+    /// SPKI PEM.
+    public var publicKey: String
+    /// NumericDate.
+    public var createdAt: Int64
+
+    public init(
+        name: String, keyId: String, algorithm: String, audience: String, allowedClaims: [String], maxLifetime: Int,
+        publicKey: String, createdAt: Int64
+    ) {
+        self.name = name
+        self.keyId = keyId
+        self.algorithm = algorithm
+        self.audience = audience
+        self.allowedClaims = allowedClaims
+        self.maxLifetime = maxLifetime
+        self.publicKey = publicKey
+        self.createdAt = createdAt
+    }
+}
+
+/// `GET /admin/v1/issuers`.
+public struct AdminIssuerList: Codable, Sendable, Hashable {
+    public var issuers: [AdminIssuer]
+    public init(issuers: [AdminIssuer]) { self.issuers = issuers }
+}
+
+/// `POST /admin/v1/test-keys`.
+public struct AdminTestKeyRequest: Codable, Sendable, Hashable {
+    /// Defaults to a random id.
+    public var keyId: String?
+    /// `RS256` (default, as the Sudo SDKs sign) or `ES256`.
+    public var algorithm: String?
+    public init(keyId: String? = nil, algorithm: String? = nil) {
+        self.keyId = keyId
+        self.algorithm = algorithm
+    }
+}
+
+/// A test key, right after creation: the only time its private key is shown.
+public struct AdminTestKeyCreated: Codable, Sendable, Hashable {
+    public var keyId: String
+    public var algorithm: String
+    /// PKCS#8 PEM. Not stored by the server.
+    public var privateKey: String
+    public var publicKey: String
+    public init(keyId: String, algorithm: String, privateKey: String, publicKey: String) {
+        self.keyId = keyId
+        self.algorithm = algorithm
+        self.privateKey = privateKey
+        self.publicKey = publicKey
+    }
+}
+
+/// A test key as listed.
+public struct AdminTestKey: Codable, Sendable, Hashable {
+    public var keyId: String
+    public var algorithm: String
+    public var publicKey: String
+    public var createdAt: Int64
+    public init(keyId: String, algorithm: String, publicKey: String, createdAt: Int64) {
+        self.keyId = keyId
+        self.algorithm = algorithm
+        self.publicKey = publicKey
+        self.createdAt = createdAt
+    }
+}
+
+/// `GET /admin/v1/test-keys`.
+public struct AdminTestKeyList: Codable, Sendable, Hashable {
+    public var testKeys: [AdminTestKey]
+    public init(testKeys: [AdminTestKey]) { self.testKeys = testKeys }
+}
+
+/// A user as the admin API shows it.
+public struct AdminUser: Codable, Sendable, Hashable {
+    public var id: String
+    public var username: String
+    /// `FSSO` or `TEST`.
+    public var kind: String
+    public var issuer: String?
+    public var subject: String?
+    public var claims: [String: JSONValue]
+    public var createdAt: Int64
+    public init(
+        id: String, username: String, kind: String, issuer: String?, subject: String?, claims: [String: JSONValue],
+        createdAt: Int64
+    ) {
+        self.id = id
+        self.username = username
+        self.kind = kind
+        self.issuer = issuer
+        self.subject = subject
+        self.claims = claims
+        self.createdAt = createdAt
+    }
+}
+
+/// `GET /admin/v1/users?limit=&after=`.
+public struct AdminUserPage: Codable, Sendable, Hashable {
+    public var users: [AdminUser]
+    /// Pass as `after` for the next page; absent on the last page.
+    public var nextCursor: String?
+    public init(users: [AdminUser], nextCursor: String?) {
+        self.users = users
+        self.nextCursor = nextCursor
+    }
+}
+
+/// `POST /admin/v1/users/{id}/sign-out` and `POST /v1/me/global-sign-out`.
+public struct SessionsRevoked: Codable, Sendable, Hashable {
+    /// How many live sessions ended.
+    public var revoked: Int
+    public init(revoked: Int) { self.revoked = revoked }
+}
+
+/// `POST /admin/v1/clients`.
+public struct AdminClientRequest: Codable, Sendable, Hashable {
+    public var clientId: String
+    public var name: String?
+    public init(clientId: String, name: String? = nil) {
+        self.clientId = clientId
+        self.name = name
+    }
+}
+
+/// A public client (app).
+public struct AdminClient: Codable, Sendable, Hashable {
+    public var clientId: String
+    public var name: String
+    public var createdAt: Int64
+    public init(clientId: String, name: String, createdAt: Int64) {
+        self.clientId = clientId
+        self.name = name
+        self.createdAt = createdAt
+    }
+}
+
+/// `GET /admin/v1/clients`.
+public struct AdminClientList: Codable, Sendable, Hashable {
+    public var clients: [AdminClient]
+    public init(clients: [AdminClient]) { self.clients = clients }
+}
+
+/// `POST /admin/v1/keys/rotate`.
+public struct AdminKeyRotated: Codable, Sendable, Hashable {
+    /// The new active key's id.
+    public var keyId: String
+    public init(keyId: String) { self.keyId = keyId }
+}

@@ -1,0 +1,85 @@
+/// A stable, machine-readable error code: the `error` member of every error answer.
+///
+/// Clients branch on the code, never on `error_description`. The codes at the OAuth endpoints are those of
+/// RFC 6749 §5.2, RFC 6750 §3.1, RFC 7009 §2.2.1 and RFC 9470 §3; the rest are Latch's own. The full table,
+/// with HTTP statuses, is in `docs/errors.md`.
+public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+
+    // MARK: RFC 6749 §5.2 (token endpoint)
+    /// The request is missing a parameter, repeats one, or is otherwise malformed.
+    public static let invalidRequest = ErrorCode("invalid_request")
+    /// The client is unknown.
+    public static let invalidClient = ErrorCode("invalid_client")
+    /// The assertion or refresh token is invalid, expired, revoked or already used.
+    public static let invalidGrant = ErrorCode("invalid_grant")
+    /// The client may not use this grant.
+    public static let unauthorizedClient = ErrorCode("unauthorized_client")
+    /// The grant type is not supported.
+    public static let unsupportedGrantType = ErrorCode("unsupported_grant_type")
+    /// The requested scope is unknown or exceeds what was granted.
+    public static let invalidScope = ErrorCode("invalid_scope")
+    /// RFC 7009 §2.2.1: the token type hint names a type this server cannot revoke.
+    public static let unsupportedTokenType = ErrorCode("unsupported_token_type")
+
+    // MARK: RFC 6750 §3.1, RFC 9470 §3 (protected resources)
+    /// The access token is missing, malformed, expired, or its session was revoked.
+    public static let invalidToken = ErrorCode("invalid_token")
+    /// The operation needs a more recent sign-in (`max_age` in the `WWW-Authenticate` answer).
+    public static let insufficientUserAuthentication = ErrorCode("insufficient_user_authentication")
+
+    // MARK: Latch
+    /// The body is not well-formed JSON of the expected shape.
+    public static let invalidJSON = ErrorCode("invalid_json")
+    /// The body or a token in it exceeds the size limit.
+    public static let requestTooLarge = ErrorCode("request_too_large")
+    /// The registration challenge type is unknown or not (yet) supported.
+    public static let unsupportedChallengeType = ErrorCode("unsupported_challenge_type")
+    /// The challenge type exists but this deployment switched it off (e.g. test keys in production).
+    public static let challengeTypeDisabled = ErrorCode("challenge_type_disabled")
+    /// The registration answer (a JWT) failed verification.
+    public static let invalidProof = ErrorCode("invalid_proof")
+    /// The public key could not be read, or its type or size is not accepted.
+    public static let invalidPublicKey = ErrorCode("invalid_public_key")
+    /// A user with this identity already exists.
+    public static let alreadyRegistered = ErrorCode("already_registered")
+    /// The `registrationId` was used before with a different proof.
+    public static let registrationConflict = ErrorCode("registration_conflict")
+    /// A field is missing or has a value outside its allowed range.
+    public static let invalidInput = ErrorCode("invalid_input")
+    /// The admin token is missing or wrong.
+    public static let unauthorized = ErrorCode("unauthorized")
+    /// The addressed resource does not exist.
+    public static let notFound = ErrorCode("not_found")
+    /// The resource exists already (admin API).
+    public static let conflict = ErrorCode("conflict")
+    /// The HTTP method is not allowed on this path.
+    public static let methodNotAllowed = ErrorCode("method_not_allowed")
+    /// The store cannot be reached or is overloaded; retry later. Nothing was written.
+    public static let temporarilyUnavailable = ErrorCode("temporarily_unavailable")
+    /// An unexpected failure; nothing was written.
+    public static let serverError = ErrorCode("server_error")
+}
+
+/// The JSON body of every error answer (RFC 6749 §5.2 member names).
+public struct ErrorResponse: Codable, Sendable, Equatable {
+    /// The stable code.
+    public var error: ErrorCode
+    /// A human-readable explanation; may change between releases.
+    public var errorDescription: String?
+
+    public init(error: ErrorCode, errorDescription: String?) {
+        self.error = error
+        self.errorDescription = errorDescription
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case error
+        case errorDescription = "error_description"
+    }
+}

@@ -1,0 +1,101 @@
+/// How a registration proves itself (REFERENCE §2).
+public struct ChallengeType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public var description: String { rawValue }
+
+    /// Custom federated sign-on: the answer is a JWT signed by a registered issuer.
+    public static let fsso = ChallengeType(rawValue: "FSSO")
+    /// A JWT signed by an admin-issued test registration key.
+    public static let test = ChallengeType(rawValue: "TEST")
+    /// Apple DeviceCheck (not yet supported).
+    public static let deviceCheck = ChallengeType(rawValue: "DEVICE_CHECK")
+    /// Apple App Attest (not yet supported).
+    public static let appAttest = ChallengeType(rawValue: "APP_ATTEST")
+    /// Google Play Integrity (not yet supported).
+    public static let playIntegrity = ChallengeType(rawValue: "PLAY_INTEGRITY")
+}
+
+/// A device sign-in public key as sent with a registration.
+public struct RegistrationPublicKey: Codable, Sendable, Hashable {
+    /// The key's id, chosen by the device; the `kid` of its sign-in assertions.
+    public var keyId: String
+    /// `RS256` or `ES256`.
+    public var algorithm: String
+    /// PEM (PKCS#1 `RSA PUBLIC KEY` or SPKI `PUBLIC KEY`) or base64 of the DER.
+    public var publicKey: String
+
+    public init(keyId: String, algorithm: String, publicKey: String) {
+        self.keyId = keyId
+        self.algorithm = algorithm
+        self.publicKey = publicKey
+    }
+}
+
+/// `POST /v1/registrations`.
+public struct RegistrationRequest: Codable, Sendable, Hashable {
+    /// How the registration proves itself.
+    public var challengeType: ChallengeType
+    /// The proof: a JWT for `FSSO` and `TEST`, an attestation for the device types.
+    public var answer: String
+    /// An idempotency key chosen by the client (a UUID): a retry with the same id and proof returns the same user.
+    public var registrationId: String?
+    /// The device sign-in key (all types but `FSSO`).
+    public var publicKey: RegistrationPublicKey?
+    /// Device identifier (informational).
+    public var deviceId: String?
+    /// iOS build type (informational).
+    public var buildType: String?
+    /// Android package name (informational).
+    public var packageName: String?
+
+    public init(
+        challengeType: ChallengeType, answer: String, registrationId: String? = nil,
+        publicKey: RegistrationPublicKey? = nil, deviceId: String? = nil, buildType: String? = nil,
+        packageName: String? = nil
+    ) {
+        self.challengeType = challengeType
+        self.answer = answer
+        self.registrationId = registrationId
+        self.publicKey = publicKey
+        self.deviceId = deviceId
+        self.buildType = buildType
+        self.packageName = packageName
+    }
+}
+
+/// The answer to a registration.
+public struct RegistrationResponse: Codable, Sendable, Hashable {
+    /// The stable user id (the `sub` of Latch's tokens).
+    public var userId: String
+    /// The name to sign in with.
+    public var username: String
+
+    public init(userId: String, username: String) {
+        self.userId = userId
+        self.username = username
+    }
+}
+
+/// `POST /v1/sign-in/challenge`.
+public struct SignInChallengeRequest: Codable, Sendable, Hashable {
+    /// The username to sign in.
+    public var username: String
+    public init(username: String) { self.username = username }
+}
+
+/// A nonce to sign: the `jti` of the device's sign-in assertion (REFERENCE §4).
+public struct SignInChallengeResponse: Codable, Sendable, Hashable {
+    /// Single-use nonce.
+    public var nonce: String
+    /// The `aud` the assertion must carry.
+    public var audience: String
+    /// Seconds until the nonce expires.
+    public var expiresIn: Int
+
+    public init(nonce: String, audience: String, expiresIn: Int) {
+        self.nonce = nonce
+        self.audience = audience
+        self.expiresIn = expiresIn
+    }
+}
