@@ -1,0 +1,167 @@
+/// Latch's schema as one ordered list of migrations. The PostgreSQL store keeps the same names in the same
+/// order. A migration, once released, never changes: new needs get a new entry at the end.
+enum Migrations {
+    struct Migration {
+        let name: String
+        let sql: String
+    }
+
+    static let all: [Migration] = [
+        Migration(
+            name: "0001_core",
+            sql: """
+                CREATE TABLE clients (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    created_at INTEGER NOT NULL
+                ) STRICT;
+
+                CREATE TABLE users (
+                    id TEXT PRIMARY KEY,
+                    username TEXT NOT NULL UNIQUE,
+                    kind TEXT NOT NULL,
+                    issuer TEXT,
+                    subject TEXT,
+                    claims TEXT NOT NULL DEFAULT '{}',
+                    created_at INTEGER NOT NULL
+                ) STRICT;
+                CREATE UNIQUE INDEX users_federated ON users (issuer, subject) WHERE issuer IS NOT NULL;
+
+                CREATE TABLE device_keys (
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    key_id TEXT NOT NULL,
+                    algorithm TEXT NOT NULL,
+                    public_key BLOB NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, key_id)
+                ) STRICT, WITHOUT ROWID;
+
+                CREATE TABLE registrations (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    proof_hash BLOB NOT NULL,
+                    created_at INTEGER NOT NULL
+                ) STRICT, WITHOUT ROWID;
+                CREATE INDEX registrations_user ON registrations (user_id);
+
+                CREATE TABLE nonces (
+                    nonce TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    expires_at INTEGER NOT NULL
+                ) STRICT, WITHOUT ROWID;
+                CREATE INDEX nonces_user ON nonces (user_id, expires_at);
+                CREATE INDEX nonces_expiry ON nonces (expires_at);
+
+                CREATE TABLE used_jtis (
+                    issuer TEXT NOT NULL,
+                    jti TEXT NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    PRIMARY KEY (issuer, jti)
+                ) STRICT, WITHOUT ROWID;
+                CREATE INDEX used_jtis_expiry ON used_jtis (expires_at);
+
+                CREATE TABLE sessions (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    client_id TEXT NOT NULL,
+                    auth_time INTEGER NOT NULL,
+                    amr TEXT NOT NULL,
+                    scope TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    revoked_at INTEGER
+                ) STRICT, WITHOUT ROWID;
+                CREATE INDEX sessions_user ON sessions (user_id);
+                CREATE INDEX sessions_client ON sessions (client_id);
+                CREATE INDEX sessions_expiry ON sessions (expires_at);
+                CREATE INDEX sessions_revoked ON sessions (revoked_at) WHERE revoked_at IS NOT NULL;
+
+                CREATE TABLE refresh_tokens (
+                    hash BLOB PRIMARY KEY,
+                    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                    issued_at INTEGER NOT NULL,
+                    rotated_at INTEGER,
+                    successor BLOB
+                ) STRICT, WITHOUT ROWID;
+                CREATE INDEX refresh_tokens_session ON refresh_tokens (session_id);
+
+                CREATE TABLE issuer_keys (
+                    issuer TEXT NOT NULL,
+                    key_id TEXT NOT NULL,
+                    algorithm TEXT NOT NULL,
+                    public_key BLOB NOT NULL,
+                    audience TEXT NOT NULL,
+                    allowed_claims TEXT NOT NULL,
+                    max_lifetime INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY (issuer, key_id)
+                ) STRICT, WITHOUT ROWID;
+
+                CREATE TABLE test_keys (
+                    key_id TEXT PRIMARY KEY,
+                    algorithm TEXT NOT NULL,
+                    public_key BLOB NOT NULL,
+                    created_at INTEGER NOT NULL
+                ) STRICT, WITHOUT ROWID;
+
+                CREATE TABLE signing_keys (
+                    key_id TEXT PRIMARY KEY,
+                    algorithm TEXT NOT NULL,
+                    sealed_private_key BLOB NOT NULL,
+                    public_key BLOB NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    retired_at INTEGER
+                ) STRICT, WITHOUT ROWID;
+
+                CREATE TABLE admin_tokens (
+                    hash BLOB PRIMARY KEY,
+                    created_at INTEGER NOT NULL
+                ) STRICT, WITHOUT ROWID;
+                """),
+    ]
+
+    /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one
+    /// whose applied names differ from this list.
+    static func apply(on handle: SQLiteHandle, now: Int64) throws -> [String] {
+        try handle.execute(
+            """
+            CREATE TABLE IF NOT EXISTS latch_migrations (
+                version INTEGER PRIMARY KEY,
+                name TEXT NOT NULL,
+                applied_at INTEGER NOT NULL
+            ) STRICT;
+            """)
+        try handle.run("BEGIN IMMEDIATE")
+        do {
+            let applied = try handle.query("SELECT version, name FROM latch_migrations ORDER BY version")
+            guard applied.count <= all.count else {
+                throw MigrationError(
+                    "the database schema (version \(applied.count)) is newer than this Latch (\(all.count)); upgrade Latch")
+            }
+            for (index, row) in applied.enumerated() {
+                guard row.int(0) == Int64(index + 1), row.text(1) == all[index].name else {
+                    throw MigrationError("migration \(index + 1) in the database is \(row.text(1)), expected \(all[index].name)")
+                }
+            }
+            var names: [String] = []
+            for (index, migration) in all.enumerated().dropFirst(applied.count) {
+                try handle.execute(migration.sql)
+                try handle.run(
+                    "INSERT INTO latch_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                    [.int(Int64(index + 1)), .text(migration.name), .int(now)])
+                names.append(migration.name)
+            }
+            try handle.run("COMMIT")
+            return names
+        } catch {
+            try? handle.run("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+/// The schema cannot be brought up to date.
+public struct MigrationError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import LatchCore
+import Logging
+
+/// Latch's embedded store: one SQLite file in WAL mode with `synchronous=FULL`.
+///
+/// Writes go through one writer thread that commits in groups (see `SQLiteExecutor`); reads go to a small
+/// pool of reader connections. Every acknowledged write has been flushed to disk.
+public final class SQLiteStore: Sendable {
+    let writer: SQLiteExecutor
+    let readers: SQLiteExecutor
+    let logger: Logger
+    /// The database file.
+    public let path: String
+
+    /// Opens (creating when needed) the database at `path` and applies migrations.
+    ///
+    /// - Parameters:
+    ///   - readers: reader connections (threads).
+    ///   - maximumBatch: most writes committed together.
+    public init(path: String, readers: Int = 2, maximumBatch: Int = 256, logger: Logger = Logger(label: "latch.sqlite"))
+        throws
+    {
+        self.path = path
+        self.logger = logger
+        let now = Int64(Date().timeIntervalSince1970)
+        writer = try SQLiteExecutor(mode: .writer(maximumBatch: maximumBatch), name: "latch-sqlite-writer", connections: 1) {
+            let handle = try SQLiteHandle(path: path, create: true)
+            try handle.execute(
+                """
+                PRAGMA journal_mode = WAL;
+                PRAGMA synchronous = FULL;
+                PRAGMA foreign_keys = ON;
+                PRAGMA busy_timeout = 5000;
+                """)
+            let applied = try Migrations.apply(on: handle, now: now)
+            if !applied.isEmpty { logger.info("applied migrations", metadata: ["migrations": "\(applied)"]) }
+            return handle
+        }
+        do {
+            self.readers = try SQLiteExecutor(mode: .reader, name: "latch-sqlite-reader", connections: max(1, readers)) {
+                let handle = try SQLiteHandle(path: path, create: false)
+                try handle.execute("PRAGMA busy_timeout = 5000; PRAGMA query_only = 1;")
+                return handle
+            }
+        } catch {
+            writer.shutdown()
+            throw error
+        }
+    }
+
+    /// Opens `latch.sqlite` inside `directory`, creating the directory (mode 0700) when needed.
+    public convenience init(directory: String, logger: Logger = Logger(label: "latch.sqlite")) throws {
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try self.init(path: (directory as NSString).appendingPathComponent("latch.sqlite"), logger: logger)
+    }
+
+    /// Finishes queued work and closes every connection.
+    public func close() {
+        writer.shutdown()
+        readers.shutdown()
+    }
+
+    /// Runs a write job in the next group commit.
+    func write<T>(_ body: @escaping (SQLiteHandle) throws -> T) async throws -> T {
+        do {
+            return try await writer.run(body)
+        } catch let error as SQLiteError {
+            logger.error("write failed", metadata: ["error": "\(error)"])
+            throw StoreUnavailableError(error.description)
+        }
+    }
+
+    /// Runs a read job on a reader connection.
+    func read<T>(_ body: @escaping (SQLiteHandle) throws -> T) async throws -> T {
+        do {
+            return try await readers.run(body)
+        } catch let error as SQLiteError {
+            logger.error("read failed", metadata: ["error": "\(error)"])
+            throw StoreUnavailableError(error.description)
+        }
+    }
+}
