@@ -1,0 +1,149 @@
+import Configuration
+import Foundation
+import LatchCore
+import LatchJOSE
+import Logging
+
+/// Every setting of a Latch deployment, in one place.
+///
+/// Sources, strongest first: `latch serve` flags; environment variables (`LATCH_` + the key in upper snake
+/// case: `tokens.refreshGrace` → `LATCH_TOKENS_REFRESH_GRACE`); the JSON file given with `--config`
+/// (nested objects: `{"tokens": {"refreshGrace": 10}}`); the defaults below.
+///
+/// | key | default | meaning |
+/// |---|---|---|
+/// | `http.host` | `127.0.0.1` | address to listen on (`--host`) |
+/// | `http.port` | `8080` | port to listen on (`--port`) |
+/// | `data.dir` | `./latch-data` | folder of the SQLite database and the key-encryption key (`--data-dir`) |
+/// | `issuer` | `http://<host>:<port>` | public base URL; the `iss` of every token |
+/// | `keys.algorithm` | `ES256` | algorithm of newly generated signing keys (`ES256` or `RS256`) |
+/// | `keys.encryptionKey` | file `<data.dir>/master.key` | base64 of the 32-byte key sealing signing keys at rest; every replica needs the same |
+/// | `tokens.accessLifetime` | `3600` | access-token lifetime, s |
+/// | `tokens.idLifetime` | `3600` | ID-token lifetime, s |
+/// | `tokens.refreshLifetime` | `2592000` | absolute refresh-family lifetime, s (30 days) |
+/// | `tokens.refreshGrace` | `10` | retry window for a rotated refresh token whose successor is unused, s |
+/// | `tokens.accessAudience` | the issuer | `aud` of access tokens |
+/// | `assertions.audience` | `identity-service` | `aud` of custom federated and device assertions |
+/// | `assertions.clockSkew` | `60` | allowed clock difference, s |
+/// | `assertions.maxLifetime` | `3600` | default cap on a federated assertion's `exp - iat`, s |
+/// | `assertions.deviceMaxLifetime` | `600` | cap on a device assertion's `exp - iat`, s |
+/// | `signIn.nonceLifetime` | `300` | sign-in nonce lifetime, s |
+/// | `registration.testKeys` | `true` | accept test registration keys (`false` in production) |
+/// | `sensitive.maxAgeSeconds` | `300` | how recent a sign-in sensitive operations need, s |
+/// | `admin.token` | generated, printed once | the bootstrap admin token (stored hashed) |
+/// | `clients.default` | `default` | client id used when a request names none |
+/// | `log.level` | `info` | `trace` … `critical` |
+/// | `housekeeping.interval` | `60` | seconds between purges of expired rows and key reloads |
+public struct LatchConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var dataDirectory = "./latch-data"
+    public var issuer: String?
+    public var signingAlgorithm: JWSAlgorithm = .ES256
+    /// 32 bytes; when nil, read from (or created in) `<dataDirectory>/master.key`.
+    public var keyEncryptionKey: [UInt8]?
+    public var tokens: TokenSettingsOverrides = .init()
+    public var assertions = AssertionSettings()
+    public var registration = RegistrationSettings()
+    public var sensitiveMaxAge: Int64 = 300
+    public var adminToken: String?
+    public var defaultClientID = "default"
+    public var logLevel: Logger.Level = .info
+    public var housekeepingInterval: Int = 60
+
+    /// Token settings that do not depend on the issuer URL.
+    public struct TokenSettingsOverrides: Sendable {
+        public var accessLifetime: Int64 = 3600
+        public var idLifetime: Int64 = 3600
+        public var refreshLifetime: Int64 = 30 * 24 * 3600
+        public var refreshGrace: Int64 = 10
+        public var accessAudience: String?
+        public init() {}
+    }
+
+    public init() {}
+
+    /// The effective issuer URL.
+    public var issuerURL: String { issuer ?? "http://\(host):\(port)" }
+
+    /// The engines' token settings.
+    public var tokenSettings: TokenSettings {
+        var settings = TokenSettings(issuer: issuerURL, accessTokenAudience: tokens.accessAudience)
+        settings.accessTokenLifetime = tokens.accessLifetime
+        settings.idTokenLifetime = tokens.idLifetime
+        settings.refreshFamilyLifetime = tokens.refreshLifetime
+        settings.refreshGrace = tokens.refreshGrace
+        return settings
+    }
+
+    /// Reads every key from `reader`; throws `LatchError(.invalidInput)` naming the first bad value.
+    public init(reader: ConfigReader) throws {
+        func positive(_ key: String, _ fallback: Int64) throws -> Int64 {
+            let value = Int64(reader.int(forKey: ConfigKey(key), default: Int(fallback)))
+            guard value > 0 else { throw LatchError.invalidInput("configuration \(key) must be positive") }
+            return value
+        }
+        host = reader.string(forKey: "http.host", default: host)
+        port = reader.int(forKey: "http.port", default: port)
+        guard (0...65535).contains(port) else { throw LatchError.invalidInput("configuration http.port is out of range") }
+        dataDirectory = reader.string(forKey: "data.dir", default: dataDirectory)
+        issuer = reader.string(forKey: "issuer")
+        if let issuer, URL(string: issuer)?.scheme == nil {
+            throw LatchError.invalidInput("configuration issuer must be an absolute URL")
+        }
+        let algorithm = reader.string(forKey: "keys.algorithm", default: "ES256")
+        guard let parsed = JWSAlgorithm(rawValue: algorithm) else {
+            throw LatchError.invalidInput("configuration keys.algorithm must be ES256 or RS256")
+        }
+        signingAlgorithm = parsed
+        if let encoded = reader.string(forKey: "keys.encryptionKey", isSecret: true) {
+            guard let bytes = Data(base64Encoded: encoded), bytes.count == 32 else {
+                throw LatchError.invalidInput("configuration keys.encryptionKey must be base64 of 32 bytes")
+            }
+            keyEncryptionKey = Array(bytes)
+        }
+        tokens.accessLifetime = try positive("tokens.accessLifetime", tokens.accessLifetime)
+        tokens.idLifetime = try positive("tokens.idLifetime", tokens.idLifetime)
+        tokens.refreshLifetime = try positive("tokens.refreshLifetime", tokens.refreshLifetime)
+        tokens.refreshGrace = Int64(reader.int(forKey: "tokens.refreshGrace", default: Int(tokens.refreshGrace)))
+        tokens.accessAudience = reader.string(forKey: "tokens.accessAudience")
+        assertions.audience = reader.string(forKey: "assertions.audience", default: assertions.audience)
+        assertions.clockSkew = Int64(reader.int(forKey: "assertions.clockSkew", default: Int(assertions.clockSkew)))
+        assertions.defaultIssuerMaxLifetime = try positive("assertions.maxLifetime", assertions.defaultIssuerMaxLifetime)
+        assertions.deviceAssertionMaxLifetime = try positive("assertions.deviceMaxLifetime", assertions.deviceAssertionMaxLifetime)
+        assertions.nonceLifetime = try positive("signIn.nonceLifetime", assertions.nonceLifetime)
+        registration.testKeysEnabled = reader.bool(forKey: "registration.testKeys", default: true)
+        sensitiveMaxAge = try positive("sensitive.maxAgeSeconds", sensitiveMaxAge)
+        adminToken = reader.string(forKey: "admin.token", isSecret: true)
+        defaultClientID = reader.string(forKey: "clients.default", default: defaultClientID)
+        let level = reader.string(forKey: "log.level", default: "info")
+        guard let logLevel = Logger.Level(rawValue: level) else {
+            throw LatchError.invalidInput("configuration log.level must be trace, debug, info, notice, warning, error or critical")
+        }
+        self.logLevel = logLevel
+        housekeepingInterval = Int(try positive("housekeeping.interval", Int64(housekeepingInterval)))
+    }
+
+    /// The reader `latch serve` uses: `overrides` (flags), then `LATCH_*` environment variables, then the JSON
+    /// file at `configFile` (when given), then defaults.
+    public static func reader(
+        overrides: [String: ConfigContent], environment: [String: String] = ProcessInfo.processInfo.environment,
+        configFile: String?
+    ) async throws -> ConfigReader {
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(
+                name: "flags",
+                values: Dictionary(
+                    uniqueKeysWithValues: overrides.map {
+                        (AbsoluteConfigKey(ConfigKey($0.key).components), ConfigValue($0.value, isSecret: false))
+                    })),
+            EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["latch"]),
+        ]
+        if let configFile {
+            // The file provider reads its path from a reader of its own.
+            let fileSettings = InMemoryProvider(values: ["filePath": ConfigValue(.string(configFile), isSecret: false)])
+            providers.append(try await FileProvider<JSONSnapshot>(config: ConfigReader(provider: fileSettings)))
+        }
+        return ConfigReader(providers: providers)
+    }
+}

@@ -1,0 +1,51 @@
+import Hummingbird
+import LatchCore
+import LatchModel
+
+/// The request context of every route: who is calling, once an authenticator has found out.
+public struct LatchRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// Set by `BearerAuthenticator` on signed-in routes.
+    var caller: SignedInCaller?
+    /// Set by `AdminAuthenticatorMiddleware` on admin routes.
+    var isAdmin = false
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+
+    /// Bodies are capped at 64 KiB.
+    public var maxUploadSize: Int { RequestLimits.maximumBody }
+}
+
+/// Size limits on input.
+public enum RequestLimits {
+    /// Largest accepted request body.
+    public static let maximumBody = 64 * 1024
+}
+
+/// The context of signed-in routes: the caller is known and live.
+struct SignedInContext: ChildRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let caller: SignedInCaller
+
+    init(context: LatchRequestContext) throws {
+        guard let caller = context.caller else { throw LatchError.invalidToken("a bearer access token is required") }
+        self.coreContext = context.coreContext
+        self.caller = caller
+    }
+
+    var maxUploadSize: Int { RequestLimits.maximumBody }
+}
+
+/// The context of admin routes: the caller presented an admin token.
+struct AdminContext: ChildRequestContext {
+    var coreContext: CoreRequestContextStorage
+
+    init(context: LatchRequestContext) throws {
+        guard context.isAdmin else { throw LatchError(.unauthorized, "an admin token is required") }
+        self.coreContext = context.coreContext
+    }
+
+    var maxUploadSize: Int { RequestLimits.maximumBody }
+}

@@ -1,0 +1,66 @@
+import Hummingbird
+import LatchCore
+import LatchModel
+
+/// The admin API (`Authorization: Bearer <admin token>`).
+struct AdminController {
+    let admin: AdminService
+
+    func add(to group: RouterGroup<AdminContext>) {
+        // Issuers.
+        group.post("issuers") { request, _ -> Response in
+            try JSONResponse.make(try await admin.addIssuer(try await request.decodeJSON(AdminIssuerRequest.self)), status: .created)
+        }
+        group.get("issuers") { _, _ -> Response in try JSONResponse.make(try await admin.issuers()) }
+        group.delete("issuers/:name") { request, context -> Response in
+            let name = try context.parameters.require("name")
+            try await admin.deleteIssuer(name, keyID: request.uri.queryParameters.get("keyId"))
+            return Self.noContent
+        }
+        // Test registration keys.
+        group.post("test-keys") { request, _ -> Response in
+            // An empty body asks for the defaults.
+            let body: AdminTestKeyRequest
+            if let length = request.headers[.contentLength], length == "0" {
+                body = AdminTestKeyRequest()
+            } else {
+                body = try await request.decodeJSON(AdminTestKeyRequest.self)
+            }
+            return try JSONResponse.make(try await admin.createTestKey(body), status: .created)
+        }
+        group.get("test-keys") { _, _ -> Response in try JSONResponse.make(try await admin.testKeys()) }
+        group.delete("test-keys/:keyId") { _, context -> Response in
+            try await admin.deleteTestKey(id: try context.parameters.require("keyId"))
+            return Self.noContent
+        }
+        // Users.
+        group.get("users") { request, _ -> Response in
+            let limitText = request.uri.queryParameters.get("limit") ?? "50"
+            guard let limit = Int(limitText) else { throw LatchError.invalidInput("limit must be a number") }
+            return try JSONResponse.make(try await admin.users(after: request.uri.queryParameters.get("after"), limit: limit))
+        }
+        group.get("users/:id") { _, context -> Response in
+            try JSONResponse.make(try await admin.user(id: try context.parameters.require("id")))
+        }
+        group.delete("users/:id") { _, context -> Response in
+            try await admin.deleteUser(id: try context.parameters.require("id"))
+            return Self.noContent
+        }
+        group.post("users/:id/sign-out") { _, context -> Response in
+            try JSONResponse.make(try await admin.revokeSessions(userID: try context.parameters.require("id")))
+        }
+        // Clients.
+        group.post("clients") { request, _ -> Response in
+            try JSONResponse.make(try await admin.addClient(try await request.decodeJSON(AdminClientRequest.self)), status: .created)
+        }
+        group.get("clients") { _, _ -> Response in try JSONResponse.make(try await admin.clientList()) }
+        group.delete("clients/:id") { _, context -> Response in
+            try await admin.deleteClient(id: try context.parameters.require("id"))
+            return Self.noContent
+        }
+        // Signing keys.
+        group.post("keys/rotate") { _, _ -> Response in try JSONResponse.make(try await admin.rotateSigningKey(), status: .created) }
+    }
+
+    static let noContent = Response(status: .noContent, headers: [.cacheControl: "no-store"])
+}

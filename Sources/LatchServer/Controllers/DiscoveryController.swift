@@ -1,0 +1,45 @@
+import Hummingbird
+import LatchCore
+import LatchModel
+
+/// OpenID Provider metadata (OIDC Discovery 1.0 §3) and the JWKS (RFC 7517 §5).
+struct DiscoveryController {
+    let keys: SigningKeyRing
+    let issuer: String
+    let algorithm: String
+    let scopes: [String]
+
+    var endpoints: RouteCollection<LatchRequestContext> {
+        let routes = RouteCollection(context: LatchRequestContext.self)
+        let metadata = Self.metadata(issuer: issuer, algorithm: algorithm, scopes: scopes)
+        routes.get(".well-known/openid-configuration") { _, _ in
+            JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
+        }
+        routes.get(".well-known/jwks.json") { _, _ in
+            // Short caching: verifiers refetch on an unknown kid anyway, and rotation stays visible within minutes.
+            JSONResponse.make(bytes: keys.jwksJSON, noStore: false, maxAge: 300)
+        }
+        return routes
+    }
+
+    static func metadata(issuer: String, algorithm: String, scopes: [String]) -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 1024)
+        writer.beginObject()
+        writer.member("issuer", issuer)
+        writer.member("jwks_uri", issuer + "/.well-known/jwks.json")
+        writer.member("token_endpoint", issuer + "/oauth2/token")
+        writer.member("userinfo_endpoint", issuer + "/oauth2/userinfo")
+        writer.member("revocation_endpoint", issuer + "/oauth2/revoke")
+        writer.member("grant_types_supported", [GrantType.jwtBearer, GrantType.refreshToken])
+        writer.member("response_types_supported", ["none"])
+        writer.member("subject_types_supported", ["public"])
+        writer.member("id_token_signing_alg_values_supported", [algorithm])
+        writer.member("token_endpoint_auth_methods_supported", ["none"])
+        writer.member("revocation_endpoint_auth_methods_supported", ["none"])
+        writer.member("scopes_supported", scopes)
+        writer.member(
+            "claims_supported", ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "sid", "username"])
+        writer.endObject()
+        return writer.bytes
+    }
+}

@@ -1,0 +1,58 @@
+import Hummingbird
+import LatchCore
+import LatchModel
+
+/// The OAuth 2.0 endpoints: token (RFC 6749 §3.2), revocation (RFC 7009) and OIDC UserInfo.
+struct OAuthController {
+    let tokens: TokenService
+    let sessions: SessionService
+    let clients: ClientRegistry
+
+    /// Token and revocation: form-encoded, errors in RFC 6749 form, never cached.
+    var endpoints: RouteCollection<LatchRequestContext> {
+        let routes = RouteCollection(context: LatchRequestContext.self)
+        routes.post("token") { request, _ -> Response in
+            let parameters = try await request.formParameters()
+            let response = try await tokens.exchange(parameters)
+            return JSONResponse.make(bytes: Self.serialize(response))
+        }
+        routes.post("revoke") { request, _ -> Response in
+            let parameters = try await request.formParameters()
+            guard let token = parameters["token"], !token.isEmpty else {
+                throw LatchError.invalidRequest("token is required")
+            }
+            if let hint = parameters["token_type_hint"], hint != "refresh_token", hint != "access_token" {
+                throw LatchError(.unsupportedTokenType, "token_type_hint must be refresh_token or access_token")
+            }
+            let client = try await clients.resolve(parameters["client_id"])
+            try await sessions.revoke(token: token, clientID: client.id)
+            // RFC 7009 §2.2: 200 whether or not the token was known.
+            return JSONResponse.make(bytes: Array("{}".utf8))
+        }
+        return routes
+    }
+
+    /// UserInfo (OIDC Core §5.3), on the signed-in group.
+    func userInfoEndpoints(_ group: RouterGroup<SignedInContext>) {
+        let handler: @Sendable (Request, SignedInContext) async throws -> Response = { _, context in
+            JSONResponse.make(bytes: JSONValue.object(sessions.userInfo(context.caller)).serialized())
+        }
+        group.get("userinfo", use: handler)
+        group.post("userinfo", use: handler)
+    }
+
+    /// The token response as JSON, written directly (the hot path of every sign-in and refresh).
+    static func serialize(_ response: TokenResponse) -> [UInt8] {
+        var writer = JSONWriter(reservingCapacity: 1536)
+        writer.beginObject()
+        writer.member("access_token", response.accessToken)
+        writer.member("token_type", response.tokenType)
+        writer.member("expires_in", Int64(response.expiresIn))
+        writer.member("refresh_token", response.refreshToken)
+        writer.member("refresh_expires_in", Int64(response.refreshExpiresIn))
+        writer.member("id_token", response.idToken)
+        if let scope = response.scope { writer.member("scope", scope) }
+        writer.endObject()
+        return writer.bytes
+    }
+}

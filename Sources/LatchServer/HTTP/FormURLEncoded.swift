@@ -1,0 +1,60 @@
+/// `application/x-www-form-urlencoded` bodies (WHATWG URL §5.1), as the OAuth endpoints receive them.
+enum FormURLEncoded {
+    /// Why a body could not be read.
+    enum Failure: Error, Equatable {
+        /// Bad percent-encoding or invalid UTF-8.
+        case malformed
+        /// A parameter appears twice (RFC 6749 §3.1: parameters must not be repeated).
+        case repeated(String)
+    }
+
+    /// Parses the body into name → value; empty names are skipped.
+    static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> [String: String] {
+        var result: [String: String] = [:]
+        for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            let name = try decode(parts[0])
+            let value = parts.count > 1 ? try decode(parts[1]) : ""
+            guard !name.isEmpty else { continue }
+            guard result[name] == nil else { throw .repeated(name) }
+            result[name] = value
+        }
+        return result
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    private static func decode(_ bytes: some Collection<UInt8>) throws(Failure) -> String {
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "+"):
+                output.append(UInt8(ascii: " "))
+            case UInt8(ascii: "%"):
+                let first = bytes.index(after: index)
+                guard first != bytes.endIndex else { throw .malformed }
+                let second = bytes.index(after: first)
+                guard second != bytes.endIndex, let high = hexValue(bytes[first]), let low = hexValue(bytes[second]) else {
+                    throw .malformed
+                }
+                output.append(high << 4 | low)
+                index = second
+            default:
+                output.append(byte)
+            }
+            index = bytes.index(after: index)
+        }
+        guard let string = String(validating: output, as: UTF8.self) else { throw .malformed }
+        return string
+    }
+}

@@ -1,0 +1,48 @@
+import LatchCore
+import Logging
+import ServiceLifecycle
+
+/// Background upkeep: purges expired nonces, `jti`s and dead sessions in bounded batches, drops retired
+/// signing keys nobody can need, and reloads keys and clients so changes made elsewhere are picked up.
+struct Housekeeping: Service {
+    let services: LatchServices
+    let interval: Duration
+    let logger: Logger
+
+    /// Rows deleted per statement, and statements per round: bounded work, whatever the backlog.
+    static let batch = 1000
+    static let maximumBatchesPerRound = 50
+
+    func run() async throws {
+        // Graceful shutdown cancels the sleep; a round in progress finishes first.
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: interval)
+                await runOnce()
+            }
+        }
+    }
+
+    /// One round; failures are logged and retried next round.
+    func runOnce() async {
+        do {
+            let now = services.clock.seconds()
+            var purged = 0
+            for _ in 0..<Self.maximumBatchesPerRound {
+                let count = try await services.store.purgeExpired(now: now, limit: Self.batch)
+                purged += count
+                if count < Self.batch { break }
+            }
+            let tokens = services.configuration.tokenSettings
+            let keyCutoff = now - tokens.longestTokenLifetime - services.configuration.assertions.clockSkew
+            let keysDeleted = try await services.store.deleteSigningKeys(retiredBefore: keyCutoff)
+            try await services.keys.reload()
+            try await services.clients.reload()
+            if purged > 0 || keysDeleted > 0 {
+                logger.info("housekeeping", metadata: ["purged": "\(purged)", "signingKeysDeleted": "\(keysDeleted)"])
+            }
+        } catch {
+            logger.warning("housekeeping failed", metadata: ["error": "\(error)"])
+        }
+    }
+}

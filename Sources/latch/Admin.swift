@@ -1,0 +1,185 @@
+import ArgumentParser
+import Foundation
+import LatchModel
+
+struct Admin: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Administer a running Latch through its admin API.",
+        subcommands: [Issuers.self, TestKeys.self, Users.self, Clients.self, RotateKey.self])
+
+    // MARK: Issuers
+
+    struct Issuers: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "issuers", abstract: "Custom federated issuers.", subcommands: [Add.self, List.self, Delete.self])
+
+        struct Add: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Trust an issuer's public key.")
+            @OptionGroup var server: ServerOptions
+            @Option(help: "The iss its tokens carry.") var name: String
+            @Option(help: "The kid its tokens carry.") var keyId: String
+            @Option(help: "PEM public key file (SPKI or PKCS#1).") var publicKeyFile: String
+            @Option(help: "RS256 or ES256 (default: from the key).") var algorithm: String?
+            @Option(help: "The aud its tokens must carry (default: the deployment's).") var audience: String?
+            @Option(help: "A custom claim to keep on the user (repeatable).") var allowedClaim: [String] = []
+            @Option(help: "Longest accepted exp - iat, seconds (default 3600).") var maxLifetime: Int?
+
+            func run() async throws {
+                guard let pem = FileManager.default.contents(atPath: publicKeyFile) else {
+                    throw ValidationError("cannot read \(publicKeyFile)")
+                }
+                let body = AdminIssuerRequest(
+                    name: name, keyId: keyId, publicKey: String(decoding: pem, as: UTF8.self), algorithm: algorithm,
+                    audience: audience, allowedClaims: allowedClaim.isEmpty ? nil : allowedClaim, maxLifetime: maxLifetime)
+                AdminHTTP.printJSON(try await AdminHTTP(options: server).send("POST", "/admin/v1/issuers", body: body))
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List trusted issuer keys.")
+            @OptionGroup var server: ServerOptions
+            func run() async throws { AdminHTTP.printJSON(try await AdminHTTP(options: server).send("GET", "/admin/v1/issuers")) }
+        }
+
+        struct Delete: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Remove an issuer (all its keys, or one).")
+            @OptionGroup var server: ServerOptions
+            @Argument var name: String
+            @Option(help: "Only this key.") var keyId: String?
+            func run() async throws {
+                var path = "/admin/v1/issuers/\(name.pathEscaped)"
+                if let keyId { path += "?keyId=\(keyId.pathEscaped)" }
+                _ = try await AdminHTTP(options: server).send("DELETE", path)
+            }
+        }
+    }
+
+    // MARK: Test keys
+
+    struct TestKeys: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "test-keys", abstract: "Test registration keys.", subcommands: [Create.self, List.self, Delete.self])
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Create a test key; its private key is shown this once (or written to --out, mode 0600).")
+            @OptionGroup var server: ServerOptions
+            @Option(help: "Key id (default: random).") var keyId: String?
+            @Option(help: "RS256 (default) or ES256.") var algorithm: String?
+            @Option(help: "Write the private key PEM to this file (0600) instead of printing it.") var out: String?
+
+            func run() async throws {
+                let data = try await AdminHTTP(options: server).send(
+                    "POST", "/admin/v1/test-keys", body: AdminTestKeyRequest(keyId: keyId, algorithm: algorithm))
+                let created = try JSONDecoder().decode(AdminTestKeyCreated.self, from: data)
+                if let out {
+                    guard FileManager.default.createFile(atPath: out, contents: Data(created.privateKey.utf8), attributes: [.posixPermissions: 0o600]) else {
+                        throw ValidationError("cannot write \(out)")
+                    }
+                    print(created.keyId)
+                } else {
+                    AdminHTTP.printJSON(data)
+                }
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List test keys.")
+            @OptionGroup var server: ServerOptions
+            func run() async throws { AdminHTTP.printJSON(try await AdminHTTP(options: server).send("GET", "/admin/v1/test-keys")) }
+        }
+
+        struct Delete: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Revoke a test key.")
+            @OptionGroup var server: ServerOptions
+            @Argument var keyId: String
+            func run() async throws { _ = try await AdminHTTP(options: server).send("DELETE", "/admin/v1/test-keys/\(keyId.pathEscaped)") }
+        }
+    }
+
+    // MARK: Users
+
+    struct Users: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "users", abstract: "Registered users.", subcommands: [List.self, Get.self, Delete.self, SignOut.self])
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List users, a page at a time.")
+            @OptionGroup var server: ServerOptions
+            @Option(help: "Page size (1–500).") var limit = 50
+            @Option(help: "The nextCursor of the previous page.") var after: String?
+            func run() async throws {
+                var path = "/admin/v1/users?limit=\(limit)"
+                if let after { path += "&after=\(after.pathEscaped)" }
+                AdminHTTP.printJSON(try await AdminHTTP(options: server).send("GET", path))
+            }
+        }
+
+        struct Get: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Show one user.")
+            @OptionGroup var server: ServerOptions
+            @Argument var id: String
+            func run() async throws { AdminHTTP.printJSON(try await AdminHTTP(options: server).send("GET", "/admin/v1/users/\(id.pathEscaped)")) }
+        }
+
+        struct Delete: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Delete a user and everything that belongs to them.")
+            @OptionGroup var server: ServerOptions
+            @Argument var id: String
+            func run() async throws { _ = try await AdminHTTP(options: server).send("DELETE", "/admin/v1/users/\(id.pathEscaped)") }
+        }
+
+        struct SignOut: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(commandName: "sign-out", abstract: "Revoke every session of a user.")
+            @OptionGroup var server: ServerOptions
+            @Argument var id: String
+            func run() async throws {
+                AdminHTTP.printJSON(try await AdminHTTP(options: server).send("POST", "/admin/v1/users/\(id.pathEscaped)/sign-out"))
+            }
+        }
+    }
+
+    // MARK: Clients
+
+    struct Clients: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "clients", abstract: "Apps (public clients).", subcommands: [Add.self, List.self, Delete.self])
+
+        struct Add: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Register an app's client id.")
+            @OptionGroup var server: ServerOptions
+            @Argument var clientId: String
+            @Option(help: "Display name.") var name: String?
+            func run() async throws {
+                AdminHTTP.printJSON(
+                    try await AdminHTTP(options: server).send("POST", "/admin/v1/clients", body: AdminClientRequest(clientId: clientId, name: name)))
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List apps.")
+            @OptionGroup var server: ServerOptions
+            func run() async throws { AdminHTTP.printJSON(try await AdminHTTP(options: server).send("GET", "/admin/v1/clients")) }
+        }
+
+        struct Delete: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Remove an app and end its sessions.")
+            @OptionGroup var server: ServerOptions
+            @Argument var clientId: String
+            func run() async throws { _ = try await AdminHTTP(options: server).send("DELETE", "/admin/v1/clients/\(clientId.pathEscaped)") }
+        }
+    }
+
+    struct RotateKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "rotate-key", abstract: "Rotate the signing key through the API.")
+        @OptionGroup var server: ServerOptions
+        func run() async throws { AdminHTTP.printJSON(try await AdminHTTP(options: server).send("POST", "/admin/v1/keys/rotate")) }
+    }
+}
+
+extension String {
+    /// Percent-encoded for one path segment or query value.
+    var pathEscaped: String {
+        addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? self
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import LatchCore
+import LatchJOSE
+import LatchSQLite
+import LatchServer
+
+struct Keys: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Manage Latch's own signing keys, directly on the data folder.",
+        discussion: """
+            A running server picks up the change at its next housekeeping round (config housekeeping.interval).
+            Retired keys stay published until every token they signed has expired.
+            """,
+        subcommands: [Rotate.self, List.self])
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add a new active signing key; the old one retires.")
+        @OptionGroup var deployment: DeploymentOptions
+        @Option(help: "ES256 or RS256 (default: config keys.algorithm).")
+        var algorithm: String?
+
+        func run() async throws {
+            let configuration = try await deployment.load()
+            let algorithm = try algorithm.map {
+                guard let parsed = JWSAlgorithm(rawValue: $0) else { throw ValidationError("algorithm must be ES256 or RS256") }
+                return parsed
+            } ?? configuration.signingAlgorithm
+            let store = try SQLiteStore(directory: configuration.dataDirectory)
+            defer { store.close() }
+            let sealer = try KeySealer(keyEncryptionKey: try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration))
+            let kid = try await SigningKeyRing.rotate(
+                store: store, sealer: sealer, clock: .system, random: .system, algorithm: algorithm)
+            print(kid)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List signing keys (id, algorithm, created, retired).")
+        @OptionGroup var deployment: DeploymentOptions
+
+        func run() async throws {
+            let configuration = try await deployment.load()
+            let store = try SQLiteStore(directory: configuration.dataDirectory)
+            defer { store.close() }
+            for key in try await store.signingKeys() {
+                print("\(key.keyID)\t\(key.algorithm.rawValue)\tcreated=\(key.createdAt)\tretired=\(key.retiredAt.map(String.init) ?? "-")")
+            }
+        }
+    }
+}

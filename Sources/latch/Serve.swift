@@ -1,0 +1,69 @@
+import ArgumentParser
+import Configuration
+import Foundation
+import Hummingbird
+import LatchCore
+import LatchServer
+import Logging
+
+/// Options that locate a deployment's configuration; shared by `serve` and `keys`.
+struct DeploymentOptions: ParsableArguments {
+    @Option(help: "Folder of the SQLite database and key-encryption key (config data.dir).")
+    var dataDir: String?
+
+    @Option(help: "JSON configuration file (keys as in docs/configuration.md).")
+    var config: String?
+
+    /// Flags as configuration keys; they override the environment and the file.
+    var overrides: [String: ConfigContent] {
+        var values: [String: ConfigContent] = [:]
+        if let dataDir { values["data.dir"] = .string(dataDir) }
+        return values
+    }
+
+    func load(extra: [String: ConfigContent] = [:]) async throws -> LatchConfiguration {
+        do {
+            return try LatchConfiguration(
+                reader: try await LatchConfiguration.reader(
+                    overrides: overrides.merging(extra) { _, new in new }, configFile: config))
+        } catch let error as LatchError {
+            throw ValidationError(error.message)
+        }
+    }
+}
+
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the identity service.")
+
+    @Option(help: "Address to listen on (config http.host; default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "Port to listen on (config http.port; default 8080; 0 picks a free port).")
+    var port: Int?
+
+    @Option(help: "Public base URL, the iss of every token (config issuer; default http://<host>:<port>).")
+    var issuer: String?
+
+    @OptionGroup var deployment: DeploymentOptions
+
+    func run() async throws {
+        var extra: [String: ConfigContent] = [:]
+        if let host { extra["http.host"] = .string(host) }
+        if let port { extra["http.port"] = .int(port) }
+        if let issuer { extra["issuer"] = .string(issuer) }
+        let configuration = try await deployment.load(extra: extra)
+        let level = configuration.logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "latch")
+        let app = try await buildApplication(configuration: configuration, logger: logger) { port in
+            // One line a script can wait for.
+            print("latch listening on http://\(configuration.host):\(port)")
+            fflush(nil)
+        }
+        try await app.runService()
+    }
+}
