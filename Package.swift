@@ -112,6 +112,7 @@ let package = Package(
             dependencies: [
                 "LatchServer", "LatchTesting", "LatchSQLite",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
