@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LatchJOSE
 import LatchModel
@@ -79,4 +80,9 @@ public enum TestKeys {
     public static let p256: PrivateKey = try! PrivateKey.generate(.ES256)
     /// A second P-256 key.
     public static let p256b: PrivateKey = try! PrivateKey.generate(.ES256)
+}
+
+/// HMAC-SHA256, for building forged HS256 tokens in tests.
+public func hmacSHA256(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    Array(HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: key)))
 }
