@@ -1,0 +1,143 @@
+import Foundation
+import LatchJOSE
+import LatchModel
+import LatchTesting
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Minimal HTTP for the live tests.
+func http(_ method: String, _ url: String, form: [String: String]? = nil, bearer: String? = nil) async throws -> (Int, JSONValue) {
+    var request = URLRequest(url: URL(string: url)!)
+    request.httpMethod = method
+    if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+    if let form {
+        request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+        request.httpBody = Data(form.map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed)!)" }.joined(separator: "&").utf8)
+    }
+    let (data, response) = try await URLSession.shared.data(for: request)
+    return ((response as! HTTPURLResponse).statusCode, (try? JSONValue.parse(data)) ?? .null)
+}
+
+@Suite("Live server", .serialized)
+struct LiveServerTests {
+    static let adminToken = "live-test-admin-token-0123456789"
+
+    @Test("The README walkthrough runs against `latch serve`; after kill -9 nothing acknowledged is lost")
+    func walkthroughAndCrash() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let data = directory.path + "/data"
+        let work = directory.path + "/work"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let port = try freePort()
+        let first = try LatchServer(dataDirectory: data, port: port, environment: ["LATCH_ADMIN_TOKEN": Self.adminToken])
+        try await first.waitUntilListening()
+
+        // 1. The walkthrough, exactly as the README gives it.
+        let (status, output) = try await run(
+            "/bin/bash", [packageRoot.appendingPathComponent("scripts/walkthrough.sh").path],
+            environment: ["LATCH": first.base, "LATCH_ADMIN_TOKEN": Self.adminToken, "WORK": work])
+        #expect(status == 0, "walkthrough failed:\n\(output)\nserver log:\n\(first.log)")
+        #expect(output.contains("\"library\""), "the third-party verification did not run:\n\(output)")
+        #expect(output.contains("after sign-out, userinfo answers 401"))
+
+        // 2. Acknowledged state to check after the crash: a rotated family, live at its second token.
+        let issuerKey = try PrivateKey(pem: try String(contentsOfFile: work + "/issuer.pem", encoding: .utf8))
+        let assertion = try Assertions.federated(issuer: "acme", keyID: "acme-1", subject: "alice", now: Int64(Date().timeIntervalSince1970)).sign(with: issuerKey)
+        let (signInStatus, signedIn) = try await http("POST", first.base + "/oauth2/token", form: ["grant_type": GrantType.jwtBearer, "assertion": assertion])
+        #expect(signInStatus == 200)
+        let refresh1 = try #require(signedIn["refresh_token"]?.stringValue)
+        let (_, rotated) = try await http("POST", first.base + "/oauth2/token", form: ["grant_type": "refresh_token", "refresh_token": refresh1])
+        let refresh2 = try #require(rotated["refresh_token"]?.stringValue)
+        let jwksBefore = try await http("GET", first.base + "/.well-known/jwks.json").1
+
+        // 3. Crash.
+        first.kill9()
+        let second = try LatchServer(dataDirectory: data, port: port, environment: ["LATCH_ADMIN_TOKEN": Self.adminToken])
+        try await second.waitUntilListening()
+        let userID = try String(contentsOfFile: work + "/user_id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+
+        // Users survive.
+        #expect(try await http("GET", second.base + "/admin/v1/users/\(userID)", bearer: Self.adminToken).0 == 200)
+        // Signing keys survive: same JWKS, and the old ID token verifies with the third-party library.
+        #expect(try await http("GET", second.base + "/.well-known/jwks.json").1 == jwksBefore)
+        let idToken = try String(contentsOfFile: work + "/id_token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let verify = try await run("/usr/bin/env", ["python3", packageRoot.appendingPathComponent("scripts/verify_token.py").path, second.base, idToken, "default"])
+        #expect(verify.0 == 0, "\(verify.1)")
+        // Consumed jtis survive: the walkthrough's sign-in JWT cannot be replayed.
+        let used = try String(contentsOfFile: work + "/sign-in.jwt", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let replay = try await http("POST", second.base + "/oauth2/token", form: ["grant_type": GrantType.jwtBearer, "assertion": used])
+        #expect(replay.0 == 400 && replay.1["error"] == "invalid_grant")
+        // Revocations survive: the signed-out refresh token stays dead.
+        let revoked = try String(contentsOfFile: work + "/refresh_2", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await http("POST", second.base + "/oauth2/token", form: ["grant_type": "refresh_token", "refresh_token": revoked]).1["error"] == "invalid_grant")
+        // Rotations survive: the live token works, and the rotated one counts as reuse.
+        let (liveStatus, live) = try await http("POST", second.base + "/oauth2/token", form: ["grant_type": "refresh_token", "refresh_token": refresh2])
+        #expect(liveStatus == 200)
+        let reuse = try await http("POST", second.base + "/oauth2/token", form: ["grant_type": "refresh_token", "refresh_token": refresh1])
+        #expect(reuse.1["error"] == "invalid_grant")
+        #expect(try await http("GET", second.base + "/oauth2/userinfo", bearer: live["access_token"]?.stringValue).0 == 401)
+
+        // 4. SIGTERM shuts down gracefully with status 0.
+        #expect(try await second.terminate() == 0, "\(second.log)")
+    }
+
+    @Test("The CLI admin commands work against a live server, with stable exit codes")
+    func adminCLI() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let port = try freePort()
+        let server = try LatchServer(dataDirectory: directory.path + "/data", port: port, environment: ["LATCH_ADMIN_TOKEN": Self.adminToken])
+        try await server.waitUntilListening()
+        let latch = try latchExecutable().path
+        let environment = ["LATCH_SERVER": server.base, "LATCH_ADMIN_TOKEN": Self.adminToken]
+        let keyFile = directory.path + "/test.pem"
+        let created = try await run(latch, ["admin", "test-keys", "create", "--key-id", "register_key", "--out", keyFile], environment: environment)
+        #expect(created.0 == 0 && created.1.contains("register_key"), "\(created.1)")
+        let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        #expect(try PrivateKey(pem: String(contentsOfFile: keyFile, encoding: .utf8)).algorithm == .RS256)
+        let listed = try await run(latch, ["admin", "test-keys", "list"], environment: environment)
+        #expect(listed.0 == 0 && listed.1.contains("register_key") && !listed.1.contains("PRIVATE"))
+        let missing = try await run(latch, ["admin", "users", "get", "nobody"], environment: environment)
+        #expect(missing.0 == 1 && missing.1.contains("error: not_found"))
+        let wrongToken = try await run(latch, ["admin", "users", "list"], environment: ["LATCH_SERVER": server.base, "LATCH_ADMIN_TOKEN": "nope-nope-nope-nope"])
+        #expect(wrongToken.0 == 1 && wrongToken.1.contains("error: unauthorized"))
+        let unreachable = try await run(latch, ["admin", "users", "list", "--server", "http://127.0.0.1:1"], environment: environment)
+        #expect(unreachable.0 == 3)
+        _ = try await server.terminate()
+
+        // Offline key rotation on the data folder, seen by the next start.
+        let rotated = try await run(latch, ["keys", "rotate", "--data-dir", directory.path + "/data"])
+        #expect(rotated.0 == 0, "\(rotated.1)")
+        let keys = try await run(latch, ["keys", "list", "--data-dir", directory.path + "/data"])
+        #expect(keys.1.split(separator: "\n").count == 2 && keys.1.contains("retired=-"))
+    }
+
+    @Test("A first start with no admin token configured prints a generated one, once")
+    func bootstrapToken() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let port = try freePort()
+        let first = try LatchServer(dataDirectory: directory.path + "/data", port: port, environment: ["LATCH_ADMIN_TOKEN": ""])
+        try await first.waitUntilListening()
+        let line = try #require(first.log.split(separator: "\n").first { $0.contains("LATCH_ADMIN_TOKEN=") })
+        let token = String(line.split(separator: "=").last!)
+        #expect(try await http("GET", first.base + "/admin/v1/users", bearer: token).0 == 200)
+        _ = try await first.terminate()
+        let second = try LatchServer(dataDirectory: directory.path + "/data", port: port, environment: ["LATCH_ADMIN_TOKEN": ""])
+        try await second.waitUntilListening()
+        #expect(!second.log.contains("LATCH_ADMIN_TOKEN="))
+        #expect(try await http("GET", second.base + "/admin/v1/users", bearer: token).0 == 200)
+        // The token itself is never stored, only its hash.
+        for file in ["latch.sqlite", "latch.sqlite-wal"] {
+            let bytes = (try? Data(contentsOf: URL(fileURLWithPath: directory.path + "/data/" + file))) ?? Data()
+            #expect(bytes.range(of: Data(token.utf8)) == nil, "\(file) holds the admin token")
+        }
+        _ = try await second.terminate()
+    }
+}
