@@ -154,7 +154,7 @@ enum Migrations {
             try handle.run("COMMIT")
             return names
         } catch {
-            try? handle.run("ROLLBACK")
+            _ = try? handle.run("ROLLBACK")
             throw error
         }
     }

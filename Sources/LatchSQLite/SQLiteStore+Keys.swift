@@ -149,7 +149,7 @@ extension SQLiteStore: IssuerStore, TestKeyStore, ClientStore, SigningKeyStore, 
     }
 
     public func addAdminTokenHash(_ hash: Data, at now: Int64) async throws {
-        try await write { db in
+        _ = try await write { db in
             try db.run("INSERT INTO admin_tokens (hash, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", [.blob(hash), .int(now)])
         }
     }

@@ -84,7 +84,7 @@ extension SQLiteStore: SessionStore {
                 try db.run(
                     "UPDATE refresh_tokens SET rotated_at = ?, successor = ? WHERE hash = ?",
                     [.int(request.now), .blob(request.successor.hash), .blob(request.presentedHash)])
-                try insertSuccessor()
+                _ = try insertSuccessor()
                 return .rotated(session, user)
             }
             // Step 4.
@@ -96,7 +96,7 @@ extension SQLiteStore: SessionStore {
                 try db.run(
                     "UPDATE refresh_tokens SET successor = ? WHERE hash = ?",
                     [.blob(request.successor.hash), .blob(request.presentedHash)])
-                try insertSuccessor()
+                _ = try insertSuccessor()
                 return .reissued(session, user)
             }
             // Step 5.

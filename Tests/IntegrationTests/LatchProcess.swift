@@ -50,7 +50,7 @@ final class LatchServer: @unchecked Sendable {
     init(dataDirectory: String, port: Int, environment: [String: String] = [:]) throws {
         self.port = port
         output = URL(fileURLWithPath: dataDirectory + "-\(port).log")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
         let handle = try FileHandle(forWritingTo: output)
         process.executableURL = try latchExecutable()
         process.arguments = ["serve", "--port", "\(port)", "--data-dir", dataDirectory]
@@ -106,7 +106,7 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
     // Output goes to a file, so a chatty child can never block on a full pipe.
     let log = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latch-run-\(UUID().uuidString).log")
-    FileManager.default.createFile(atPath: log.path, contents: nil)
+    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
     defer { try? FileManager.default.removeItem(at: log) }
     let handle = try FileHandle(forWritingTo: log)
     process.standardOutput = handle

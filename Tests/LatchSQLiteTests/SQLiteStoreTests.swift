@@ -63,7 +63,7 @@ struct SQLiteStoreTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = try SQLiteStore(directory: directory.path)
-        try await store.write { db in
+        _ = try await store.write { db in
             try db.run("INSERT INTO latch_migrations (version, name, applied_at) VALUES (99, 'future', 0)")
         }
         store.close()

@@ -156,7 +156,7 @@ final class SQLiteExecutor: @unchecked Sendable {
                 try handle.run("RELEASE job")
             } catch {
                 // The transaction itself is broken: give up on the whole batch.
-                try? handle.run("ROLLBACK")
+                _ = try? handle.run("ROLLBACK")
                 for job in batch { job.finish(StoreUnavailableError("transaction failed: \(error)")) }
                 return
             }
@@ -164,7 +164,7 @@ final class SQLiteExecutor: @unchecked Sendable {
         do {
             try handle.run("COMMIT")
         } catch {
-            try? handle.run("ROLLBACK")
+            _ = try? handle.run("ROLLBACK")
             for job in batch { job.finish(StoreUnavailableError("commit failed: \(error)")) }
             return
         }
