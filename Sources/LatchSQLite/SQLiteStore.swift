@@ -64,20 +64,20 @@ public final class SQLiteStore: Sendable {
 
     /// Runs a write job in the next group commit.
     func write<T>(_ body: @escaping (SQLiteHandle) throws -> T) async throws -> T {
-        do {
-            return try await writer.run(body)
-        } catch let error as SQLiteError {
-            logger.error("write failed", metadata: ["error": "\(error)"])
-            throw StoreUnavailableError(error.description)
-        }
+        try await unavailableOnSQLiteError("write") { try await writer.run(body) }
     }
 
     /// Runs a read job on a reader connection.
     func read<T>(_ body: @escaping (SQLiteHandle) throws -> T) async throws -> T {
+        try await unavailableOnSQLiteError("read") { try await readers.run(body) }
+    }
+
+    /// A SQLite failure is the store being unavailable (503), logged with its detail.
+    private func unavailableOnSQLiteError<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
         do {
-            return try await readers.run(body)
+            return try await body()
         } catch let error as SQLiteError {
-            logger.error("read failed", metadata: ["error": "\(error)"])
+            logger.error("\(operation) failed", metadata: ["error": "\(error)"])
             throw StoreUnavailableError(error.description)
         }
     }

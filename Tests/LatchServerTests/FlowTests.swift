@@ -4,6 +4,7 @@ import LatchCore
 import LatchJOSE
 import LatchModel
 import LatchServer
+import LatchSQLite
 import LatchTesting
 import Testing
 
@@ -340,6 +341,26 @@ struct FlowTests {
             let live = try await client.get("/health/live")
             let ready = try await client.get("/health/ready")
             #expect(live.status == .ok && ready.status == .ok)
+        }
+    }
+}
+
+@Suite("Revocation edge cases")
+struct RevocationEdgeTests {
+    @Test("Revoking with an access token ends its session; a revocation while the store is down is a 503, not a 200")
+    func accessTokenRevocationAndOutage() async throws {
+        try await Deployment.make().run { client in
+            try await client.addIssuer()
+            _ = try await client.registerFederated()
+            let tokens = try await client.signInFederated()
+            #expect(try await client.postForm("/oauth2/revoke", [("token", tokens.accessToken)]).status == .ok)
+            #expect(try await client.refresh(tokens.refreshToken).code == "invalid_grant")
+            let other = try await client.signInFederated()
+            client.deployment.store.close()
+            let reply = try await client.postForm("/oauth2/revoke", [("token", other.accessToken)])
+            #expect(reply.status == .serviceUnavailable)
+            let reply2 = try await client.postForm("/oauth2/revoke", [("token", other.refreshToken)])
+            #expect(reply2.status == .serviceUnavailable)
         }
     }
 }

@@ -100,7 +100,15 @@ public struct SessionService: Sendable {
             }
             try await store.revokeSession(id: session.id, at: now)
             logger.info("session revoked", metadata: ["sid": "\(session.id)"])
-        } else if let caller = try? await authenticate(accessToken: token) {
+        } else {
+            // An access token that is not (or no longer) valid is "unknown": nothing to do. Store failures
+            // still propagate, so an unreachable database never looks like a successful revocation.
+            let caller: SignedInCaller
+            do {
+                caller = try await authenticate(accessToken: token)
+            } catch is LatchError {
+                return
+            }
             guard caller.session.clientID == clientID else {
                 throw LatchError.invalidClient("the token was issued to another client")
             }
