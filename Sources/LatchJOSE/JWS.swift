@@ -109,20 +109,34 @@ public struct JWSSigner: Sendable {
     /// The `kid` written into every header.
     public let keyID: String
 
+    /// Encoded headers for the common types, made once.
+    private let encodedHeaders: [String: String]
+
     public init(key: PrivateKey, keyID: String) {
         self.key = key
         self.keyID = keyID
+        encodedHeaders = Self.commonHeaders(algorithm: key.algorithm, keyID: keyID)
+    }
+
+    // A separate function: building this dictionary inline in `init` crashes the Swift 6.3.1 optimizer
+    // (CopyPropagation) in release builds.
+    static func commonHeaders(algorithm: JWSAlgorithm, keyID: String) -> [String: String] {
+        Dictionary(uniqueKeysWithValues: ["JWT", "at+jwt"].map { ($0, encodedHeader(algorithm: algorithm, keyID: keyID, type: $0)) })
+    }
+
+    static func encodedHeader(algorithm: JWSAlgorithm, keyID: String, type: String) -> String {
+        var header = JSONWriter(reservingCapacity: 96)
+        header.beginObject()
+        header.member("alg", algorithm.rawValue)
+        header.member("kid", keyID)
+        header.member("typ", type)
+        header.endObject()
+        return Base64URL.encode(header.bytes)
     }
 
     /// Signs a claims set written as JSON bytes; `type` goes into the `typ` header (e.g. `JWT`, `at+jwt`).
     public func sign(claimsJSON: [UInt8], type: String = "JWT") throws -> String {
-        var header = JSONWriter(reservingCapacity: 96)
-        header.beginObject()
-        header.member("alg", key.algorithm.rawValue)
-        header.member("kid", keyID)
-        header.member("typ", type)
-        header.endObject()
-        var token = Base64URL.encode(header.bytes)
+        var token = encodedHeaders[type] ?? Self.encodedHeader(algorithm: key.algorithm, keyID: keyID, type: type)
         token.append(".")
         token.append(Base64URL.encode(claimsJSON))
         let signature = try key.signature(for: Array(token.utf8))

@@ -25,7 +25,9 @@ enum Migrations {
                     claims TEXT NOT NULL DEFAULT '{}',
                     created_at INTEGER NOT NULL
                 ) STRICT;
-                CREATE UNIQUE INDEX users_federated ON users (issuer, subject) WHERE issuer IS NOT NULL;
+                -- Not a partial index: SQLite re-prepares statements whose bound parameters are checked against a
+                -- partial index's WHERE clause on every bind. UNIQUE already lets NULLs repeat.
+                CREATE UNIQUE INDEX users_federated ON users (issuer, subject);
 
                 CREATE TABLE device_keys (
                     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
@@ -72,9 +74,8 @@ enum Migrations {
                     revoked_at INTEGER
                 ) STRICT, WITHOUT ROWID;
                 CREATE INDEX sessions_user ON sessions (user_id);
-                CREATE INDEX sessions_client ON sessions (client_id);
                 CREATE INDEX sessions_expiry ON sessions (expires_at);
-                CREATE INDEX sessions_revoked ON sessions (revoked_at) WHERE revoked_at IS NOT NULL;
+                CREATE INDEX sessions_revoked ON sessions (revoked_at);
 
                 CREATE TABLE refresh_tokens (
                     hash BLOB PRIMARY KEY,

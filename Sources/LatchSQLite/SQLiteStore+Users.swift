@@ -8,7 +8,10 @@ extension SQLiteStore: UserStore, RegistrationStore, ChallengeStore {
 
     static func decodeUser(_ row: SQLRow, offset: Int = 0) -> User {
         let claims: [String: JSONValue]
-        if case .object(let object)? = try? JSONValue.parse(Data(row.text(offset + 5).utf8)) {
+        let text = row.text(offset + 5)
+        if text == "{}" {
+            claims = [:]
+        } else if case .object(let object)? = try? JSONValue.parse(Data(text.utf8)) {
             claims = object
         } else {
             claims = [:]
@@ -134,12 +137,13 @@ extension SQLiteStore: UserStore, RegistrationStore, ChallengeStore {
             try db.run(
                 "INSERT INTO nonces (nonce, user_id, expires_at) VALUES (?, ?, ?)",
                 [.text(nonce), .text(userID), .int(expiresAt)])
-            // Keep the newest `maxOutstanding` of this user's nonces.
+            // Keep the newest `maxOutstanding` of this user's nonces. The limit is written into the SQL (it is
+            // an integer from configuration): a bound LIMIT makes SQLite re-prepare the statement on every bind.
             try db.run(
                 """
                 DELETE FROM nonces WHERE user_id = ?1 AND nonce NOT IN
-                    (SELECT nonce FROM nonces WHERE user_id = ?1 ORDER BY expires_at DESC, nonce LIMIT ?2)
-                """, [.text(userID), .int(Int64(maxOutstanding))])
+                    (SELECT nonce FROM nonces WHERE user_id = ?1 ORDER BY expires_at DESC, nonce LIMIT \(maxOutstanding))
+                """, [.text(userID)])
         }
     }
 }

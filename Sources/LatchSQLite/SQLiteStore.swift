@@ -8,7 +8,8 @@ import Logging
 /// pool of reader connections. Every acknowledged write has been flushed to disk.
 public final class SQLiteStore: Sendable {
     let writer: SQLiteExecutor
-    let readers: SQLiteExecutor
+    let readers: SQLiteReaderPool
+    let checkpointer: SQLiteCheckpointer
     let logger: Logger
     /// The database file.
     public let path: String
@@ -16,15 +17,16 @@ public final class SQLiteStore: Sendable {
     /// Opens (creating when needed) the database at `path` and applies migrations.
     ///
     /// - Parameters:
-    ///   - readers: reader connections (threads).
+    ///   - readers: reader connections.
     ///   - maximumBatch: most writes committed together.
-    public init(path: String, readers: Int = 2, maximumBatch: Int = 256, logger: Logger = Logger(label: "latch.sqlite"))
+    public init(path: String, readers: Int = 4, maximumBatch: Int = 256, logger: Logger = Logger(label: "latch.sqlite"))
         throws
     {
         self.path = path
         self.logger = logger
         let now = Int64(Date().timeIntervalSince1970)
-        writer = try SQLiteExecutor(mode: .writer(maximumBatch: maximumBatch), name: "latch-sqlite-writer", connections: 1) {
+        // Linux thread names hold 15 characters.
+        writer = try SQLiteExecutor(maximumBatch: maximumBatch, name: "latch-db-writer") {
             let handle = try SQLiteHandle(path: path, create: true)
             try handle.execute(
                 """
@@ -32,19 +34,27 @@ public final class SQLiteStore: Sendable {
                 PRAGMA synchronous = FULL;
                 PRAGMA foreign_keys = ON;
                 PRAGMA busy_timeout = 5000;
+                PRAGMA wal_autocheckpoint = 0;
                 """)
             let applied = try Migrations.apply(on: handle, now: now)
             if !applied.isEmpty { logger.info("applied migrations", metadata: ["migrations": "\(applied)"]) }
             return handle
         }
         do {
-            self.readers = try SQLiteExecutor(mode: .reader, name: "latch-sqlite-reader", connections: max(1, readers)) {
+            self.readers = try SQLiteReaderPool(count: max(1, readers)) {
                 let handle = try SQLiteHandle(path: path, create: false)
                 try handle.execute("PRAGMA busy_timeout = 5000; PRAGMA query_only = 1;")
                 return handle
             }
         } catch {
             writer.shutdown()
+            throw error
+        }
+        do {
+            checkpointer = try SQLiteCheckpointer(path: path, interval: 0.1, logger: logger)
+        } catch {
+            writer.shutdown()
+            self.readers.close()
             throw error
         }
     }
@@ -59,7 +69,8 @@ public final class SQLiteStore: Sendable {
     /// Finishes queued work and closes every connection.
     public func close() {
         writer.shutdown()
-        readers.shutdown()
+        checkpointer.shutdown()
+        readers.close()
     }
 
     /// Runs a write job in the next group commit.
@@ -67,9 +78,9 @@ public final class SQLiteStore: Sendable {
         try await unavailableOnSQLiteError("write") { try await writer.run(body) }
     }
 
-    /// Runs a read job on a reader connection.
-    func read<T>(_ body: @escaping (SQLiteHandle) throws -> T) async throws -> T {
-        try await unavailableOnSQLiteError("read") { try await readers.run(body) }
+    /// Runs a read on a reader connection, on the calling thread.
+    func read<T>(_ body: (SQLiteHandle) throws -> T) async throws -> T {
+        try await unavailableOnSQLiteError("read") { try readers.read(body) }
     }
 
     /// A SQLite failure is the store being unavailable (503), logged with its detail.

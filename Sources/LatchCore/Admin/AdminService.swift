@@ -233,6 +233,6 @@ public struct AdminService: Sendable {
 
     static func isName(_ value: String, max: Int) -> Bool {
         !value.isEmpty && value.utf8.count <= max
-            && !value.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            && !value.containsControlCharacters
     }
 }

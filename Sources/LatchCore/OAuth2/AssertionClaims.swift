@@ -36,7 +36,7 @@ public struct AssertionClaims: Sendable {
             guard !value.isEmpty, value.utf8.count <= maximumStringLength else {
                 throw fail("the \(name) claim is empty or longer than \(maximumStringLength) bytes")
             }
-            guard !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            guard !value.containsControlCharacters else {
                 throw fail("the \(name) claim contains control characters")
             }
             return value

@@ -109,7 +109,8 @@ public struct TokenService: Sendable {
         return try await openSession(
             user: user, client: client, scope: scope, amr: ["fed"], now: now,
             consumes: .jti(claims.jwtID, issuer: claims.issuer, until: claims.expiresAt + assertions.clockSkew),
-            updatedClaims: kept)
+            // Only a change is written: most sign-ins carry the same claims as last time.
+            updatedClaims: kept == user.claims ? nil : kept)
     }
 
     /// Device sign-in key assertion (REFERENCE §4).

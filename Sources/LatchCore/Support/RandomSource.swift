@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LatchJOSE
 
@@ -8,20 +9,10 @@ public struct RandomSource: Sendable {
 
     public init(_ fill: @escaping @Sendable (Int) -> [UInt8]) { self.fill = fill }
 
-    /// The operating system's CSPRNG.
+    /// A CSPRNG: BoringSSL's RAND_bytes (through swift-crypto), a DRBG seeded from the operating system —
+    /// no system call per token.
     public static let system = RandomSource { count in
-        var generator = SystemRandomNumberGenerator()
-        var bytes = [UInt8](repeating: 0, count: count)
-        var index = 0
-        while index < count {
-            var word = generator.next()
-            for _ in 0..<min(8, count - index) {
-                bytes[index] = UInt8(truncatingIfNeeded: word)
-                word >>= 8
-                index += 1
-            }
-        }
-        return bytes
+        SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Array($0) }
     }
 
     /// `count` random bytes.

@@ -19,3 +19,10 @@ public enum Secrets {
         return difference == 0
     }
 }
+
+extension StringProtocol {
+    /// Whether any scalar is a C0 or C1 control character (cheaper than a general-category lookup).
+    public var containsControlCharacters: Bool {
+        unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
+    }
+}

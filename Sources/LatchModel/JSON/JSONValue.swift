@@ -94,9 +94,9 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
 }
 
 extension JSONValue {
-    /// Parses UTF-8 JSON text. Throws `DecodingError` on malformed input.
-    public static func parse(_ bytes: some DataProtocol) throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+    /// Parses UTF-8 JSON text strictly (see ``JSONParser``).
+    public static func parse(_ bytes: some DataProtocol) throws(JSONParser.Failure) -> JSONValue {
+        try JSONParser.parse(bytes)
     }
 
     /// Compact JSON text with object members in key order (deterministic output).

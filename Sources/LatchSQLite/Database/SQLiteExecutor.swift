@@ -18,55 +18,46 @@ private final class ResultBox<T>: @unchecked Sendable {
     var value: T?
 }
 
-/// Threads that own SQLite connections and run jobs on them.
+/// The writer thread: owns the write connection and runs jobs on it.
 ///
 /// The writer runs **group commit**: it takes every queued write (up to `maximumBatch`), runs each inside its
 /// own savepoint within one `BEGIN IMMEDIATE … COMMIT`, and completes the waiting requests only after that
 /// commit returned — with `synchronous=FULL`, after the WAL was flushed to disk. One fsync then covers many
 /// requests, and no request is acknowledged before its write is durable. A job that throws is rolled back to
 /// its savepoint without disturbing the others; a failed commit fails every job of the batch.
-///
-/// Readers run one job at a time each, on their own connections (WAL lets them read while the writer writes).
 final class SQLiteExecutor: @unchecked Sendable {
-    enum Mode {
-        case writer(maximumBatch: Int)
-        case reader
-    }
-
     private let condition = NSCondition()
     private var queue: [SQLiteJob] = []
     private var head = 0
     private var stopping = false
     private var running = 0
-    private let mode: Mode
+    private let maximumBatch: Int
     private let exited = DispatchGroup()
 
-    /// Starts one thread per connection; each connection is made on its own thread by `open`.
-    init(mode: Mode, name: String, connections: Int, open: @escaping @Sendable () throws -> SQLiteHandle) throws {
-        self.mode = mode
+    /// Starts the thread; its connection is made on it by `open`.
+    init(maximumBatch: Int, name: String, open: @escaping @Sendable () throws -> SQLiteHandle) throws {
+        self.maximumBatch = maximumBatch
         let ready = DispatchGroup()
         let failure = ResultBox<any Error>()
-        for index in 0..<connections {
-            ready.enter()
-            exited.enter()
-            let thread = Thread { [self] in
-                let handle: SQLiteHandle
-                do {
-                    handle = try open()
-                } catch {
-                    failure.value = error
-                    ready.leave()
-                    exited.leave()
-                    return
-                }
+        ready.enter()
+        exited.enter()
+        let thread = Thread { [self] in
+            let handle: SQLiteHandle
+            do {
+                handle = try open()
+            } catch {
+                failure.value = error
                 ready.leave()
-                loop(handle)
-                handle.close()
                 exited.leave()
+                return
             }
-            thread.name = "\(name)-\(index)"
-            thread.start()
+            ready.leave()
+            loop(handle)
+            handle.close()
+            exited.leave()
         }
+        thread.name = name
+        thread.start()
         ready.wait()
         if let error = failure.value {
             shutdown()
@@ -74,7 +65,7 @@ final class SQLiteExecutor: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` on a connection's thread and returns its result.
+    /// Runs `body` in the next group commit and returns its result once committed.
     func run<T>(_ body: @escaping (SQLiteHandle) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let box = ResultBox<T>()
@@ -124,17 +115,7 @@ final class SQLiteExecutor: @unchecked Sendable {
     }
 
     private func loop(_ handle: SQLiteHandle) {
-        switch mode {
-        case .reader:
-            while let jobs = take(1) {
-                for job in jobs {
-                    do { try job.body(handle) } catch { job.error = error }
-                    job.finish(job.error)
-                }
-            }
-        case .writer(let maximumBatch):
-            while let batch = take(maximumBatch) { commit(batch, on: handle) }
-        }
+        while let batch = take(maximumBatch) { commit(batch, on: handle) }
     }
 
     private func commit(_ batch: [SQLiteJob], on handle: SQLiteHandle) {

@@ -1,0 +1,194 @@
+import ArgumentParser
+import Crypto
+import Foundation
+import LatchJOSE
+import LatchModel
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `latch bench`: starts `latch serve` on loopback with a fresh data folder, prepares its own data, and measures
+/// each scenario: throughput, p50/p90/p99 latency, errors, server CPU and peak RSS, and the rate as a fraction
+/// of what the crypto alone would allow on this machine.
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure throughput and latency of a local Latch (run it as a release build).",
+        discussion: """
+            swift run -c release latch bench
+            Every scenario is bounded in time (--duration, at most 30 s) and in requests; load targets 127.0.0.1 only.
+            """)
+
+    static let allScenarios = ["jwks", "discovery", "fsso-es256", "fsso-rs256", "key-sign-in", "refresh", "userinfo", "refresh@1000"]
+
+    @Option(help: "Seconds per scenario (1–30).") var duration: Double = 10
+    @Option(help: "Concurrent connections.") var connections: Int = 32
+    @Option(help: "Comma-separated scenarios: \(allScenarios.joined(separator: ",")).")
+    var scenarios: String = allScenarios.joined(separator: ",")
+    @Option(help: "Most pre-signed ES256 assertions per scenario (bounds memory and setup time).") var maxAssertions = 300_000
+    @Option(help: "Write the results as JSON to this file too.") var json: String?
+
+    func validate() throws {
+        guard (1...30).contains(duration) else { throw ValidationError("--duration must be 1–30 seconds") }
+        guard (1...256).contains(connections) else { throw ValidationError("--connections must be 1–256") }
+        for name in scenarios.split(separator: ",") where !Self.allScenarios.contains(String(name)) {
+            throw ValidationError("unknown scenario \(name)")
+        }
+    }
+
+    func run() throws {
+        #if DEBUG
+        print("warning: this is a debug build; figures are not representative (use swift run -c release latch bench)")
+        #endif
+        let selected = scenarios.split(separator: ",").map(String.init)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let crypto = CryptoCeiling.measure()
+        print("Latch benchmark — \(buildKind), \(cores) cores, SQLite (WAL, synchronous=FULL) on disk, \(connections) connections, \(Int(duration)) s per scenario")
+        print(String(format: "crypto, one thread: ES256 sign %.0f/s, verify %.0f/s; RS256 verify %.0f/s, sign %.0f/s; SHA-256(token) %.1fM/s",
+                     crypto.es256Sign, crypto.es256Verify, crypto.rs256Verify, crypto.rs256Sign, crypto.sha256 / 1e6))
+
+        let directory = NSTemporaryDirectory() + "latch-bench-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let adminToken = "bench-admin-" + UUID().uuidString
+        let port = try freeLoopbackPort()
+        let server = try ServerProcess(executable: try selfExecutable(), port: port, directory: directory, adminToken: adminToken)
+        defer { server.stop() }
+        let idleRSS = server.rss() ?? 0
+        print(String(format: "cold start: %.0f ms from spawn to the first answered request (fresh data folder); idle RSS %.1f MiB", server.coldStartMilliseconds, Double(idleRSS) / 1_048_576))
+
+        let fixture = try BenchFixture.prepare(port: port, adminToken: adminToken, connections: connections, scenarios: selected, maxAssertions: maxAssertions, duration: duration)
+        var results: [(ScenarioResult, ceiling: Double?, target: String)] = []
+        print("")
+        print(Report.header)
+        for name in selected {
+            let result = fixture.run(name, duration: duration, connections: connections, server: server)
+            let ceiling = crypto.ceiling(for: name, cores: cores)
+            let target = Report.targets[name] ?? ""
+            results.append((result, ceiling, target))
+            print(Report.row(result, ceiling: ceiling, target: target))
+            if let error = result.firstError { print("    first error: \(error.prefix(200))") }
+        }
+        let idleAfter = server.rss() ?? 0
+        print(String(format: "\nRSS after the run, idle: %.1f MiB. Targets (issue 5): refresh ≥ 10,000/s; fsso ES256 ≥ 8,000/s; key sign-in ≥ 4,000/s; JWKS ≥ 60,000/s; p99 ≤ 5 ms at 1,000 refresh/s; RSS ≤ 64 MiB idle, ≤ 256 MiB loaded; cold start ≤ 300 ms.", Double(idleAfter) / 1_048_576))
+        if let json {
+            try Report.json(results.map { ($0.0, $0.ceiling, $0.target) }, coldStart: server.coldStartMilliseconds, idleRSS: idleRSS, crypto: crypto, cores: cores)
+                .write(to: URL(fileURLWithPath: json))
+        }
+    }
+
+    var buildKind: String {
+        #if DEBUG
+        "DEBUG build"
+        #else
+        "release build"
+        #endif
+    }
+
+    func selfExecutable() throws -> String {
+        let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        guard FileManager.default.isExecutableFile(atPath: path) else { throw ValidationError("cannot find the latch executable") }
+        return path
+    }
+}
+
+/// A free TCP port on 127.0.0.1.
+func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    guard bound == 0 else { throw ValidationError("no free port") }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Single-thread crypto rates on this machine, and what they allow per scenario.
+struct CryptoCeiling: Encodable {
+    var es256Sign = 0.0, es256Verify = 0.0, rs256Verify = 0.0, rs256Sign = 0.0, sha256 = 0.0
+
+    static func measure() -> CryptoCeiling {
+        func rate(_ seconds: Double = 0.3, _ body: () -> Void) -> Double {
+            let start = LoadRunner.now()
+            var count = 0
+            while LoadRunner.now() - start < seconds && count < 10_000_000 {
+                body()
+                count += 1
+            }
+            return Double(count) / (LoadRunner.now() - start)
+        }
+        let message = Array("eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSIsImV4cCI6MTc5MDAwMDAwMH0".utf8)
+        let es = try! PrivateKey.generate(.ES256)
+        let rs = try! PrivateKey.generate(.RS256)
+        let esSignature = try! es.signature(for: message)
+        let rsSignature = try! rs.signature(for: message)
+        let token = Array("lrt_" + String(repeating: "a", count: 43)).map { UInt8($0.asciiValue!) }
+        var ceiling = CryptoCeiling()
+        ceiling.es256Sign = rate { _ = try? es.signature(for: message) }
+        ceiling.es256Verify = rate { _ = es.publicKey.isValidSignature(esSignature, for: message) }
+        ceiling.rs256Verify = rate { _ = rs.publicKey.isValidSignature(rsSignature, for: message) }
+        ceiling.rs256Sign = rate(0.5) { _ = try? rs.signature(for: message) }
+        ceiling.sha256 = rate { _ = SHA256.hash(data: token) }
+        return ceiling
+    }
+
+    /// Requests per second the server's crypto alone would allow on `cores` cores; nil where there is none.
+    func ceiling(for scenario: String, cores: Int) -> Double? {
+        let sign = 1 / es256Sign, verify = 1 / es256Verify
+        let cost: Double? = switch scenario {
+        case "fsso-es256", "key-sign-in": verify + 2 * sign
+        case "fsso-rs256": 1 / rs256Verify + 2 * sign
+        case "refresh", "refresh@1000": 2 * sign + 2 / sha256
+        case "userinfo": verify
+        default: nil
+        }
+        return cost.map { Double(cores) / $0 }
+    }
+}
+
+/// Formatting of the results.
+enum Report {
+    static let targets = [
+        "jwks": "≥ 60,000/s", "discovery": "≥ 60,000/s", "fsso-es256": "≥ 8,000/s", "key-sign-in": "≥ 4,000/s",
+        "refresh": "≥ 10,000/s", "refresh@1000": "p99 ≤ 5 ms",
+    ]
+
+    static let header = "scenario          rate/s   p50 ms   p90 ms   p99 ms   errors   server CPU   peak RSS   crypto ceiling   of ceiling   target"
+
+    static func row(_ result: ScenarioResult, ceiling: Double?, target: String) -> String {
+        func pad(_ text: String, _ width: Int) -> String {
+            text.count >= width ? text : String(repeating: " ", count: width - text.count) + text
+        }
+        let rate = Double(result.latencies.count) / max(result.seconds, 0.001)
+        let columns = [
+            pad(String(format: "%.0f", rate), 8), pad(String(format: "%.2f", result.percentile(0.5)), 8),
+            pad(String(format: "%.2f", result.percentile(0.9)), 8), pad(String(format: "%.2f", result.percentile(0.99)), 8),
+            pad("\(result.errors)", 8), pad(result.serverCPU.map { String(format: "%.2f cores", $0) } ?? "-", 12),
+            pad(result.peakRSS.map { String(format: "%.0f MiB", Double($0) / 1_048_576) } ?? "-", 10),
+            pad(ceiling.map { String(format: "%.0f/s", $0) } ?? "-", 16),
+            pad(ceiling.map { String(format: "%.0f%%", 100 * rate / $0) } ?? "-", 12),
+        ]
+        return result.name.padding(toLength: 14, withPad: " ", startingAt: 0) + columns.joined(separator: " ") + "   " + target
+    }
+
+    static func json(_ results: [(ScenarioResult, Double?, String)], coldStart: Double, idleRSS: Int, crypto: CryptoCeiling, cores: Int) throws -> Data {
+        struct Row: Encodable {
+            let scenario: String, rate: Double, p50: Double, p90: Double, p99: Double, errors: Int
+            let serverCPU: Double?, peakRSSBytes: Int?, cryptoCeiling: Double?, target: String
+        }
+        struct Document: Encodable {
+            let cores: Int, coldStartMilliseconds: Double, idleRSSBytes: Int, crypto: CryptoCeiling, scenarios: [Row]
+        }
+        let rows = results.map { result, ceiling, target in
+            Row(scenario: result.name, rate: Double(result.latencies.count) / max(result.seconds, 0.001), p50: result.percentile(0.5),
+                p90: result.percentile(0.9), p99: result.percentile(0.99), errors: result.errors, serverCPU: result.serverCPU,
+                peakRSSBytes: result.peakRSS, cryptoCeiling: ceiling, target: target)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(Document(cores: cores, coldStartMilliseconds: coldStart, idleRSSBytes: idleRSS, crypto: crypto, scenarios: rows))
+    }
+}
