@@ -62,6 +62,8 @@ enum Migrations {
                 ) STRICT, WITHOUT ROWID;
                 CREATE INDEX used_jtis_expiry ON used_jtis (expires_at);
 
+                -- One row per refresh-token family. Refresh tokens are MACs over (id, generation): nothing of
+                -- them is stored, and a rotation updates this row in place.
                 CREATE TABLE sessions (
                     id TEXT PRIMARY KEY,
                     user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
@@ -71,20 +73,15 @@ enum Migrations {
                     scope TEXT NOT NULL,
                     created_at INTEGER NOT NULL,
                     expires_at INTEGER NOT NULL,
-                    revoked_at INTEGER
+                    revoked_at INTEGER,
+                    generation INTEGER NOT NULL DEFAULT 0,
+                    retry_generation INTEGER,
+                    rotated_at INTEGER,
+                    -- When housekeeping may delete the row: its expiry, or a day after revocation.
+                    purge_at INTEGER NOT NULL
                 ) STRICT, WITHOUT ROWID;
                 CREATE INDEX sessions_user ON sessions (user_id);
-                CREATE INDEX sessions_expiry ON sessions (expires_at);
-                CREATE INDEX sessions_revoked ON sessions (revoked_at);
-
-                CREATE TABLE refresh_tokens (
-                    hash BLOB PRIMARY KEY,
-                    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
-                    issued_at INTEGER NOT NULL,
-                    rotated_at INTEGER,
-                    successor BLOB
-                ) STRICT, WITHOUT ROWID;
-                CREATE INDEX refresh_tokens_session ON refresh_tokens (session_id);
+                CREATE INDEX sessions_purge ON sessions (purge_at);
 
                 CREATE TABLE issuer_keys (
                     issuer TEXT NOT NULL,

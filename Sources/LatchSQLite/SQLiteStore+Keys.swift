@@ -156,8 +156,8 @@ extension SQLiteStore: IssuerStore, TestKeyStore, ClientStore, SigningKeyStore, 
 
     // MARK: Housekeeping
 
-    /// Deletes, in batches of at most `limit` per table: expired nonces and `jti`s, and sessions (with their
-    /// refresh tokens) past their absolute lifetime or revoked more than a day ago.
+    /// Deletes, in batches of at most `limit` per table: expired nonces and `jti`s, and sessions past their
+    /// purge time (absolute expiry, or a day after revocation).
     public func purgeExpired(now: Int64, limit: Int) async throws -> Int {
         try await write { db in
             let limit = SQLValue.int(Int64(limit))
@@ -168,11 +168,7 @@ extension SQLiteStore: IssuerStore, TestKeyStore, ClientStore, SigningKeyStore, 
                 "DELETE FROM used_jtis WHERE (issuer, jti) IN (SELECT issuer, jti FROM used_jtis WHERE expires_at < ? LIMIT ?)",
                 [.int(now), limit])
             total += try db.run(
-                """
-                DELETE FROM sessions WHERE id IN (
-                    SELECT id FROM sessions WHERE expires_at <= ?1
-                    UNION SELECT id FROM sessions WHERE revoked_at < ?1 - 86400 LIMIT ?2)
-                """, [.int(now), limit])
+                "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE purge_at <= ? LIMIT ?)", [.int(now), limit])
             return total
         }
     }

@@ -40,17 +40,19 @@ public struct LatchServices: Sendable {
         let adminAuthenticator = AdminAuthenticator(store: store, clock: clock)
         let generated = try await adminAuthenticator.bootstrap(configured: configuration.adminToken, random: random)
         let minter = TokenMinter(keys: keys, settings: tokenSettings, random: random)
+        let refreshTokens = RefreshTokenCodec(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "refresh-token mac v1"))
         return LatchServices(
             configuration: configuration, store: store, keys: keys, clients: clients,
             tokens: TokenService(
-                store: store, clients: clients, minter: minter, tokens: tokenSettings,
+                store: store, clients: clients, minter: minter, refreshTokens: refreshTokens, tokens: tokenSettings,
                 assertions: configuration.assertions, clock: clock, random: random, logger: logger),
             registration: RegistrationService(
                 store: store, settings: configuration.registration, assertions: configuration.assertions, clock: clock,
                 random: random, logger: logger),
             challenges: ChallengeService(store: store, settings: configuration.assertions, clock: clock, random: random),
             sessions: SessionService(
-                store: store, keys: keys, tokens: tokenSettings, sensitiveMaxAge: configuration.sensitiveMaxAge,
+                store: store, keys: keys, refreshTokens: refreshTokens, tokens: tokenSettings,
+                sensitiveMaxAge: configuration.sensitiveMaxAge,
                 clock: clock, logger: logger),
             admin: AdminService(
                 store: store, keys: keys, clients: clients, assertions: configuration.assertions, clock: clock,

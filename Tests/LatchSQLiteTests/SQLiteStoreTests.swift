@@ -29,19 +29,23 @@ func register(_ store: SQLiteStore, _ user: User, jti: String = UUID().uuidStrin
     guard case .created = outcome else { throw LatchError(.serverError, "registration failed: \(outcome)") }
 }
 
-func startSession(_ store: SQLiteStore, user: User, sid: String, token: String, now: Int64 = 1000) async throws -> SignInOutcome {
+func startSession(_ store: SQLiteStore, user: User, sid: String, now: Int64 = 1000) async throws -> SignInOutcome {
     try await store.startSession(
         NewSignIn(
             session: Session(id: sid, userID: user.id, clientID: "app", authTime: now, amr: ["pop"], scope: "openid", createdAt: now, expiresAt: now + 3600),
-            refreshToken: RefreshTokenRecord(hash: Secrets.hash(token), issuedAt: now),
             consumes: .jti(UUID().uuidString, issuer: "x", until: now + 600), updatedClaims: nil))
 }
 
-func refresh(_ store: SQLiteStore, _ token: String, successor: String, now: Int64, client: String = "app") async throws -> RefreshOutcome {
-    try await store.refresh(
-        RefreshRequest(
-            presentedHash: Secrets.hash(token), successor: RefreshTokenRecord(hash: Secrets.hash(successor), issuedAt: now),
-            clientID: client, now: now, graceSeconds: 10))
+/// Presents generation `generation` of session `sid`; answers the outcome and, when a token was issued, its generation.
+func refresh(_ store: SQLiteStore, _ sid: String, _ generation: Int64, now: Int64, client: String = "app") async throws -> (String, Int64?) {
+    switch try await store.refresh(RefreshRequest(sessionID: sid, generation: generation, clientID: client, now: now, graceSeconds: 10)) {
+    case .rotated(let session, _): ("rotated", session.generation)
+    case .reissued(let session, _): ("reissued", session.generation)
+    case .unknown: ("unknown", nil)
+    case .inactive: ("inactive", nil)
+    case .wrongClient: ("wrongClient", nil)
+    case .reuseDetected: ("reuse", nil)
+    }
 }
 
 @Suite("SQLite store")
@@ -91,16 +95,15 @@ struct SQLiteStoreTests {
         try await withStore { store, _ in
             let alice = makeUser("alice")
             try await register(store, alice)
-            #expect(try await startSession(store, user: alice, sid: "s1", token: "t0") == .started)
-
-            guard case .rotated = try await refresh(store, "t0", successor: "t1", now: 1001) else { Issue.record("t0 should rotate"); return }
-            // t0 again within grace while t1 is unused: a fresh successor, t1 invalidated.
-            guard case .reissued = try await refresh(store, "t0", successor: "t2", now: 1005) else { Issue.record("t0 retry should reissue"); return }
-            // t1 is dead: presenting it is reuse and revokes the family.
-            guard case .reuseDetected = try await refresh(store, "t1", successor: "t3", now: 1006) else { Issue.record("t1 should be reuse"); return }
+            #expect(try await startSession(store, user: alice, sid: "s1") == .started)
+            #expect(try await refresh(store, "s1", 0, now: 1001) == ("rotated", 1))
+            // 0 again within grace while 1 is unused: a fresh successor (2); 1 is dead.
+            #expect(try await refresh(store, "s1", 0, now: 1005) == ("reissued", 2))
+            // 1 is dead: presenting it is reuse and revokes the family.
+            #expect(try await refresh(store, "s1", 1, now: 1006) == ("reuse", nil))
             // The revocation committed even though that request failed.
             #expect(try await store.session(id: "s1")?.revokedAt == 1006)
-            guard case .inactive = try await refresh(store, "t2", successor: "t4", now: 1007) else { Issue.record("family should be dead"); return }
+            #expect(try await refresh(store, "s1", 2, now: 1007) == ("inactive", nil))
         }
     }
 
@@ -109,53 +112,48 @@ struct SQLiteStoreTests {
         try await withStore { store, _ in
             let alice = makeUser("alice")
             try await register(store, alice)
-            _ = try await startSession(store, user: alice, sid: "s1", token: "a0")
-            _ = try await refresh(store, "a0", successor: "a1", now: 1001)
-            _ = try await refresh(store, "a1", successor: "a2", now: 1002)
-            guard case .reuseDetected = try await refresh(store, "a0", successor: "a3", now: 1003) else { Issue.record("a0 should be reuse"); return }
+            _ = try await startSession(store, user: alice, sid: "s1")
+            _ = try await refresh(store, "s1", 0, now: 1001)
+            _ = try await refresh(store, "s1", 1, now: 1002)
+            #expect(try await refresh(store, "s1", 0, now: 1003) == ("reuse", nil))
 
-            _ = try await startSession(store, user: alice, sid: "s2", token: "b0")
-            _ = try await refresh(store, "b0", successor: "b1", now: 1001)
-            guard case .reuseDetected = try await refresh(store, "b0", successor: "b2", now: 1012) else { Issue.record("b0 after grace should be reuse"); return }
+            _ = try await startSession(store, user: alice, sid: "s2")
+            _ = try await refresh(store, "s2", 0, now: 1001)
+            #expect(try await refresh(store, "s2", 0, now: 1012) == ("reuse", nil))
         }
     }
 
-    @Test("Rotation refuses unknown tokens and other clients' tokens without changing anything")
+    @Test("Rotation refuses unknown sessions, unissued generations and other clients' tokens without changing anything")
     func unknownAndWrongClient() async throws {
         try await withStore { store, _ in
             let alice = makeUser("alice")
             try await register(store, alice)
-            _ = try await startSession(store, user: alice, sid: "s1", token: "t0")
-            guard case .unknown = try await refresh(store, "nope", successor: "x", now: 1001) else { Issue.record("unknown"); return }
-            guard case .wrongClient = try await refresh(store, "t0", successor: "x", now: 1001, client: "other") else { Issue.record("wrongClient"); return }
-            guard case .rotated = try await refresh(store, "t0", successor: "t1", now: 1002) else { Issue.record("t0 must still be live"); return }
+            _ = try await startSession(store, user: alice, sid: "s1")
+            #expect(try await refresh(store, "nope", 0, now: 1001) == ("unknown", nil))
+            #expect(try await refresh(store, "s1", 5, now: 1001) == ("unknown", nil))
+            #expect(try await refresh(store, "s1", 0, now: 1001, client: "other") == ("wrongClient", nil))
+            #expect(try await refresh(store, "s1", 0, now: 1002) == ("rotated", 1))
         }
     }
 
-    @Test("100 concurrent refreshes of one token: exactly one rotation, never two live successors")
+    @Test("100 concurrent refreshes of one generation: exactly one rotation, and one live generation after")
     func concurrentRefresh() async throws {
         try await withStore { store, _ in
             let alice = makeUser("alice")
             try await register(store, alice)
-            _ = try await startSession(store, user: alice, sid: "s1", token: "t0")
+            _ = try await startSession(store, user: alice, sid: "s1")
             let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
-                for index in 0..<100 {
-                    group.addTask {
-                        switch try await refresh(store, "t0", successor: "n\(index)", now: 1001) {
-                        case .rotated: "rotated"
-                        case .reissued: "reissued"
-                        default: "refused"
-                        }
-                    }
+                for _ in 0..<100 {
+                    group.addTask { try await refresh(store, "s1", 0, now: 1001).0 }
                 }
                 return try await group.reduce(into: [String]()) { $0.append($1) }
             }
             #expect(outcomes.filter { $0 == "rotated" }.count == 1)
-            // Retries inside the grace window each replace the single live successor.
-            let live = try await store.read { db in
-                try db.query("SELECT count(*) FROM refresh_tokens WHERE session_id = 's1' AND rotated_at IS NULL")
-            }
-            #expect(live.first?.int(0) == 1)
+            #expect(outcomes.filter { $0 == "reissued" }.count == 99)
+            // Only the newest generation is live: every earlier reissued one is dead and counts as reuse.
+            let session = try #require(try await store.session(id: "s1"))
+            #expect(session.generation == 100 && session.retryGeneration == 0)
+            #expect(try await refresh(store, "s1", 50, now: 1002) == ("reuse", nil))
         }
     }
 
@@ -174,7 +172,6 @@ struct SQLiteStoreTests {
                         try await store.startSession(
                             NewSignIn(
                                 session: Session(id: "s\(index)", userID: alice.id, clientID: "app", authTime: 1500, amr: [], scope: "openid", createdAt: 1500, expiresAt: 9999),
-                                refreshToken: RefreshTokenRecord(hash: Secrets.hash("r\(index)"), issuedAt: 1500),
                                 consumes: .nonce("n1", userID: alice.id, now: 1500), updatedClaims: nil)) == .started
                     }
                 }
@@ -195,7 +192,7 @@ struct SQLiteStoreTests {
         try await store.startSession(
             NewSignIn(
                 session: Session(id: UUID().uuidString, userID: user.id, clientID: "app", authTime: 1, amr: [], scope: "openid", createdAt: 1, expiresAt: 9999),
-                refreshToken: RefreshTokenRecord(hash: Secrets.hash(UUID().uuidString), issuedAt: 1), consumes: value, updatedClaims: nil))
+                consumes: value, updatedClaims: nil))
     }
 
     @Test("Outstanding nonces per user are capped, newest kept")
@@ -239,9 +236,9 @@ struct SQLiteStoreTests {
             _ = try await store.register(
                 NewRegistration(user: alice, deviceKey: DeviceKey(userID: alice.id, keyID: "dk", key: TestKeys.p256.publicKey, createdAt: 1), registrationID: "reg-1", proofHash: Data([9]), consumes: .jti("j", issuer: "t", until: 9)))
             try await store.insertNonce("n", userID: alice.id, expiresAt: 2000, maxOutstanding: 4)
-            _ = try await startSession(store, user: alice, sid: "s1", token: "t0")
+            _ = try await startSession(store, user: alice, sid: "s1")
             #expect(try await store.deleteUser(id: alice.id))
-            for table in ["users", "device_keys", "registrations", "nonces", "sessions", "refresh_tokens"] {
+            for table in ["users", "device_keys", "registrations", "nonces", "sessions"] {
                 let count = try await store.read { db in try db.query("SELECT count(*) FROM \(table)") }
                 #expect(count.first?.int(0) == 0, "\(table) still has rows")
             }
@@ -255,13 +252,19 @@ struct SQLiteStoreTests {
             let alice = makeUser("alice")
             try await register(store, alice, jti: "keep")
             for index in 0..<5 { try await store.insertNonce("n\(index)", userID: alice.id, expiresAt: 100, maxOutstanding: 16) }
-            _ = try await startSession(store, user: alice, sid: "dead", token: "d0", now: 10)
-            _ = try await startSession(store, user: alice, sid: "live", token: "l0", now: 4000)
+            _ = try await startSession(store, user: alice, sid: "dead", now: 10)
+            _ = try await startSession(store, user: alice, sid: "live", now: 4000)
+            _ = try await startSession(store, user: alice, sid: "revoked", now: 4000)
+            #expect(try await store.revokeSession(id: "revoked", at: 4001))
             let first = try await store.purgeExpired(now: 6000, limit: 2)
             #expect(first > 0)
             while try await store.purgeExpired(now: 6000, limit: 2) > 0 {}
             #expect(try await store.session(id: "dead") == nil)
             #expect(try await store.session(id: "live") != nil)
+            // A revoked session is kept a day, then purged.
+            #expect(try await store.session(id: "revoked") != nil)
+            while try await store.purgeExpired(now: 4001 + 86_400, limit: 2) > 0 {}
+            #expect(try await store.session(id: "revoked") == nil)
             let nonces = try await store.read { db in try db.query("SELECT count(*) FROM nonces") }
             #expect(nonces.first?.int(0) == 0)
         }

@@ -45,7 +45,9 @@ struct FlowTests {
             let access = try verifyAgainstJWKS(tokens.accessToken, jwks: jwks)
             #expect(try ParsedJWS(tokens.accessToken).header["typ"] == "at+jwt")
             #expect(access["client_id"] == "default" && access["scope"] == "openid" && access["sid"] == id["sid"])
-            #expect(tokens.refreshToken.hasPrefix("lrt_") && tokens.refreshToken.count >= 47)
+            let parts = tokens.refreshToken.dropFirst(4).split(separator: ".")
+            #expect(tokens.refreshToken.hasPrefix("lrt_") && parts.count == 3 && id["sid"] == .string(String(parts[0])) && parts[1] == "0")
+            #expect(Base64URL.decode(parts[2])?.count == 32)
 
             let info = try await client.get("/oauth2/userinfo", bearer: tokens.accessToken)
             #expect(info.status == .ok)
@@ -252,7 +254,7 @@ struct FlowTests {
             let fresh = try await client.signInFederated()
             let deleted = try await client.send(.delete, "/v1/me", headers: [.authorization: "Bearer \(fresh.accessToken)"])
             #expect(deleted.status == .noContent)
-            for table in ["users", "sessions", "refresh_tokens", "device_keys"] {
+            for table in ["users", "sessions", "device_keys"] {
                 #expect(try await client.deployment.count(table) == 0)
             }
             #expect(try await client.get("/oauth2/userinfo", bearer: fresh.accessToken).status == .unauthorized)
@@ -362,5 +364,41 @@ struct RevocationEdgeTests {
             let reply2 = try await client.postForm("/oauth2/revoke", [("token", other.refreshToken)])
             #expect(reply2.status == .serviceUnavailable)
         }
+    }
+}
+
+@Suite("Refresh token integrity")
+struct RefreshTokenIntegrityTests {
+    @Test("A forged or altered refresh token is invalid and does not revoke the family it names")
+    func forgedTokens() async throws {
+        try await Deployment.make().run { client in
+            try await client.addIssuer()
+            _ = try await client.registerFederated()
+            let tokens = try await client.signInFederated()
+            let parts = tokens.refreshToken.dropFirst(4).split(separator: ".").map(String.init)
+            let forgeries = [
+                "lrt_\(parts[0]).0.\(Base64URL.encode([UInt8](repeating: 1, count: 32)))",  // right session, made-up MAC
+                "lrt_\(parts[0]).1.\(parts[2])",  // next generation with the old MAC
+                "lrt_\(parts[0]).00.\(parts[2])",  // non-canonical generation
+                "lrt_other.0.\(parts[2])",  // another session with this MAC
+                String(tokens.refreshToken.dropLast()),  // truncated
+                tokens.refreshToken + "x",
+            ]
+            for forged in forgeries {
+                #expect(try await client.refresh(forged).code == "invalid_grant", "\(forged)")
+                #expect(try await client.postForm("/oauth2/revoke", [("token", forged)]).status == .ok)
+            }
+            // The genuine family is untouched by all of that.
+            #expect(try await client.refresh(tokens.refreshToken).status == .ok)
+        }
+    }
+
+    @Test("Refresh tokens survive a restart but not a change of the key-encryption key")
+    func keyBinding() async throws {
+        let codec = RefreshTokenCodec(key: KeySealer.derivedKey(from: [UInt8](repeating: 7, count: 32), purpose: "refresh-token mac v1"))
+        let other = RefreshTokenCodec(key: KeySealer.derivedKey(from: [UInt8](repeating: 8, count: 32), purpose: "refresh-token mac v1"))
+        let token = codec.token(sessionID: "abc", generation: 3)
+        #expect(codec.parse(token)?.generation == 3)
+        #expect(other.parse(token) == nil)
     }
 }

@@ -128,10 +128,17 @@ public struct Session: Sendable, Hashable {
     public var expiresAt: Int64
     /// Set once revoked (sign-out, reuse detection, admin).
     public var revokedAt: Int64?
+    /// The generation of the family's live refresh token (0 at sign-in, +1 per rotation).
+    public var generation: Int64
+    /// The generation that may still be presented again within the grace window (the last one rotated away).
+    public var retryGeneration: Int64?
+    /// When `retryGeneration` was rotated.
+    public var rotatedAt: Int64?
 
     public init(
         id: String, userID: String, clientID: String, authTime: Int64, amr: [String], scope: String,
-        createdAt: Int64, expiresAt: Int64, revokedAt: Int64? = nil
+        createdAt: Int64, expiresAt: Int64, revokedAt: Int64? = nil, generation: Int64 = 0, retryGeneration: Int64? = nil,
+        rotatedAt: Int64? = nil
     ) {
         self.id = id
         self.userID = userID
@@ -142,6 +149,9 @@ public struct Session: Sendable, Hashable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.revokedAt = revokedAt
+        self.generation = generation
+        self.retryGeneration = retryGeneration
+        self.rotatedAt = rotatedAt
     }
 
     /// Usable at `now`: not revoked, not past its absolute lifetime.

@@ -10,6 +10,7 @@ public struct TokenService: Sendable {
     let store: any Store
     let clients: ClientRegistry
     let minter: TokenMinter
+    let refreshTokens: RefreshTokenCodec
     let tokens: TokenSettings
     let assertions: AssertionSettings
     let clock: LatchClock
@@ -17,13 +18,14 @@ public struct TokenService: Sendable {
     let logger: Logger
 
     public init(
-        store: any Store, clients: ClientRegistry, minter: TokenMinter, tokens: TokenSettings,
+        store: any Store, clients: ClientRegistry, minter: TokenMinter, refreshTokens: RefreshTokenCodec, tokens: TokenSettings,
         assertions: AssertionSettings, clock: LatchClock, random: RandomSource,
         logger: Logger = Logger(label: "latch.token")
     ) {
         self.store = store
         self.clients = clients
         self.minter = minter
+        self.refreshTokens = refreshTokens
         self.tokens = tokens
         self.assertions = assertions
         self.clock = clock
@@ -150,20 +152,18 @@ public struct TokenService: Sendable {
         user: User, client: Client, scope: String, amr: [String], now: Int64, consumes: SingleUse,
         updatedClaims: [String: JSONValue]?
     ) async throws -> TokenResponse {
-        let refreshToken = Self.refreshTokenPrefix + random.token()
         let session = Session(
             id: random.token(byteCount: 16), userID: user.id, clientID: client.id, authTime: now, amr: amr,
             scope: scope, createdAt: now, expiresAt: now + tokens.refreshFamilyLifetime)
-        let outcome = try await store.startSession(
-            NewSignIn(
-                session: session, refreshToken: RefreshTokenRecord(hash: Secrets.hash(refreshToken), issuedAt: now),
-                consumes: consumes, updatedClaims: updatedClaims))
+        let outcome = try await store.startSession(NewSignIn(session: session, consumes: consumes, updatedClaims: updatedClaims))
         switch outcome {
         case .started:
             var signedIn = user
             if let updatedClaims { signedIn.claims = updatedClaims }
             logger.debug("signed in", metadata: ["user": "\(user.id)", "sid": "\(session.id)"])
-            return try minter.response(user: signedIn, session: session, refreshToken: refreshToken, now: now)
+            return try minter.response(
+                user: signedIn, session: session,
+                refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now)
         case .replayed:
             throw LatchError.invalidGrant("the assertion was used before, or its nonce is unknown or expired")
         case .userGone:
@@ -173,21 +173,18 @@ public struct TokenService: Sendable {
 
     // MARK: - Refresh (RFC 6749 §6, RFC 9700 §4.14)
 
-    /// Refresh tokens carry a recognisable prefix so secret scanners can find leaked ones.
-    public static let refreshTokenPrefix = "lrt_"
-
     func refresh(_ refreshToken: String, client: Client) async throws -> TokenResponse {
-        guard refreshToken.utf8.count <= 512 else { throw LatchError.invalidGrant("the refresh token is invalid") }
+        guard let (sessionID, generation) = refreshTokens.parse(refreshToken) else {
+            throw LatchError.invalidGrant("the refresh token is invalid")
+        }
         let now = clock.seconds()
-        let successor = Self.refreshTokenPrefix + random.token()
         let outcome = try await store.refresh(
-            RefreshRequest(
-                presentedHash: Secrets.hash(refreshToken),
-                successor: RefreshTokenRecord(hash: Secrets.hash(successor), issuedAt: now), clientID: client.id,
-                now: now, graceSeconds: tokens.refreshGrace))
+            RefreshRequest(sessionID: sessionID, generation: generation, clientID: client.id, now: now, graceSeconds: tokens.refreshGrace))
         switch outcome {
         case .rotated(let session, let user), .reissued(let session, let user):
-            return try minter.response(user: user, session: session, refreshToken: successor, now: now)
+            return try minter.response(
+                user: user, session: session,
+                refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now)
         case .unknown:
             throw LatchError.invalidGrant("the refresh token is invalid")
         case .inactive:

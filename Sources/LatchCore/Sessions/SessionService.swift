@@ -16,17 +16,20 @@ public struct SessionService: Sendable {
 
     let store: any Store
     let keys: SigningKeyRing
+    let refreshTokens: RefreshTokenCodec
     let tokens: TokenSettings
     let sensitiveMaxAge: Int64
     let clock: LatchClock
     let logger: Logger
 
     public init(
-        store: any Store, keys: SigningKeyRing, tokens: TokenSettings, sensitiveMaxAge: Int64, clock: LatchClock,
+        store: any Store, keys: SigningKeyRing, refreshTokens: RefreshTokenCodec, tokens: TokenSettings,
+        sensitiveMaxAge: Int64, clock: LatchClock,
         logger: Logger = Logger(label: "latch.sessions")
     ) {
         self.store = store
         self.keys = keys
+        self.refreshTokens = refreshTokens
         self.tokens = tokens
         self.sensitiveMaxAge = sensitiveMaxAge
         self.clock = clock
@@ -93,8 +96,10 @@ public struct SessionService: Sendable {
     public func revoke(token: String, clientID: String) async throws {
         guard !token.isEmpty, token.utf8.count <= ParsedJWS.defaultMaximumLength else { return }
         let now = clock.seconds()
-        if token.hasPrefix(TokenService.refreshTokenPrefix) {
-            guard let session = try await store.session(refreshTokenHash: Secrets.hash(token)) else { return }
+        if token.hasPrefix(RefreshTokenCodec.prefix) {
+            guard let (sessionID, _) = refreshTokens.parse(token), let session = try await store.session(id: sessionID) else {
+                return
+            }
             guard session.clientID == clientID else {
                 throw LatchError.invalidClient("the token was issued to another client")
             }

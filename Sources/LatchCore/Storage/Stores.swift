@@ -73,27 +73,15 @@ public protocol ChallengeStore: Sendable {
     func insertNonce(_ nonce: String, userID: String, expiresAt: Int64, maxOutstanding: Int) async throws
 }
 
-/// A refresh token as stored: only its hash.
-public struct RefreshTokenRecord: Sendable, Hashable {
-    public var hash: Data
-    public var issuedAt: Int64
-    public init(hash: Data, issuedAt: Int64) {
-        self.hash = hash
-        self.issuedAt = issuedAt
-    }
-}
-
-/// A sign-in, written in one transaction: consume the proof, update claims, open the session.
+/// A sign-in, written in one transaction: consume the proof, update claims, open the session (generation 0).
 public struct NewSignIn: Sendable {
     public var session: Session
-    public var refreshToken: RefreshTokenRecord
     public var consumes: SingleUse
     /// Replaces the user's kept custom claims (federated sign-in), when set.
     public var updatedClaims: [String: JSONValue]?
 
-    public init(session: Session, refreshToken: RefreshTokenRecord, consumes: SingleUse, updatedClaims: [String: JSONValue]?) {
+    public init(session: Session, consumes: SingleUse, updatedClaims: [String: JSONValue]?) {
         self.session = session
-        self.refreshToken = refreshToken
         self.consumes = consumes
         self.updatedClaims = updatedClaims
     }
@@ -108,18 +96,18 @@ public enum SignInOutcome: Sendable, Equatable {
     case userGone
 }
 
-/// A refresh request, handled in one transaction.
+/// A refresh request (a verified token's session and generation), handled in one transaction.
 public struct RefreshRequest: Sendable {
-    public var presentedHash: Data
-    public var successor: RefreshTokenRecord
+    public var sessionID: String
+    public var generation: Int64
     public var clientID: String
     public var now: Int64
-    /// A rotated token presented again within this many seconds, whose successor is unused, gets a new successor.
+    /// The last rotated generation, presented again within this many seconds, gets a new successor.
     public var graceSeconds: Int64
 
-    public init(presentedHash: Data, successor: RefreshTokenRecord, clientID: String, now: Int64, graceSeconds: Int64) {
-        self.presentedHash = presentedHash
-        self.successor = successor
+    public init(sessionID: String, generation: Int64, clientID: String, now: Int64, graceSeconds: Int64) {
+        self.sessionID = sessionID
+        self.generation = generation
         self.clientID = clientID
         self.now = now
         self.graceSeconds = graceSeconds
@@ -128,11 +116,11 @@ public struct RefreshRequest: Sendable {
 
 /// What became of a refresh.
 public enum RefreshOutcome: Sendable {
-    /// Rotated: the successor is now the family's live token.
+    /// Rotated: `session.generation` is the new live generation.
     case rotated(Session, User)
-    /// A retry inside the grace window: the unused successor was invalidated and the new one issued.
+    /// A retry inside the grace window: the unused successors are dead; `session.generation` is the new one.
     case reissued(Session, User)
-    /// No such token.
+    /// No such session, or a generation never issued.
     case unknown
     /// The family is revoked or past its absolute lifetime.
     case inactive
@@ -147,8 +135,6 @@ public protocol SessionStore: Sendable {
     func startSession(_ signIn: NewSignIn) async throws -> SignInOutcome
     func refresh(_ request: RefreshRequest) async throws -> RefreshOutcome
     func session(id: String) async throws -> Session?
-    /// The session a refresh token belongs to, if it exists.
-    func session(refreshTokenHash: Data) async throws -> Session?
     /// Revokes one session. `false` when it did not exist or was revoked already.
     @discardableResult func revokeSession(id: String, at now: Int64) async throws -> Bool
     /// Revokes every session of a user; returns how many were live.
