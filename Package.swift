@@ -51,11 +51,16 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // One call into SQLite's C API that Swift cannot make (variadic).
+        .target(
+            name: "CLatchSQLiteShim",
+            dependencies: [.product(name: "SQLiteNIO", package: "sqlite-nio")]
+        ),
         // The embedded store.
         .target(
             name: "LatchSQLite",
             dependencies: [
-                "LatchCore",
+                "LatchCore", "CLatchSQLiteShim",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),

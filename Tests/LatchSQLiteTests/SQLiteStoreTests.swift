@@ -157,6 +157,23 @@ struct SQLiteStoreTests {
         }
     }
 
+    @Test("Hot statements stay prepared: rebinding never re-prepares them (query planner stability)")
+    func noReprepare() async throws {
+        try await withStore { store, _ in
+            let alice = makeUser("alice")
+            try await register(store, alice)
+            for index in 0..<5 {
+                _ = try await startSession(store, user: alice, sid: "s\(index)")
+                _ = try await refresh(store, "s\(index)", 0, now: 1001)
+                try await store.insertNonce("n\(index)", userID: alice.id, expiresAt: 2000, maxOutstanding: 3)
+            }
+            let counts = try await store.write { db in
+                [SQLiteStore.sessionAndUser, "INSERT INTO nonces (nonce, user_id, expires_at) VALUES (?, ?, ?)"].map(db.reprepareCount)
+            }
+            #expect(counts == [0, 0])
+        }
+    }
+
     @Test("A nonce is consumed once even by 50 concurrent sign-ins; expired and foreign nonces never")
     func nonceSingleUse() async throws {
         try await withStore { store, _ in

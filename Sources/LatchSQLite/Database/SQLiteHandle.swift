@@ -1,3 +1,4 @@
+import CLatchSQLiteShim
 import Foundation
 import LatchCore
 import SQLiteNIO
@@ -96,6 +97,8 @@ final class SQLiteHandle {
         }
         db = handle
         sqlite_nio_sqlite3_extended_result_codes(handle, 1)
+        // Plans that do not depend on bound values: no re-prepare on every bind of a cached statement.
+        _ = latch_sqlite_enable_qpsg(UnsafeMutableRawPointer(handle))
     }
 
     deinit { close() }
@@ -165,6 +168,11 @@ final class SQLiteHandle {
             return .blob(Data(bytes: pointer, count: count))
         default: return .null
         }
+    }
+
+    /// How many times the cached statement for `sql` was re-prepared (0 when it was never prepared).
+    func reprepareCount(_ sql: String) -> Int32 {
+        statements[sql].map { sqlite_nio_sqlite3_stmt_status($0, SQLITE_STMTSTATUS_REPREPARE, 0) } ?? 0
     }
 
     /// Runs a query and returns every row.
