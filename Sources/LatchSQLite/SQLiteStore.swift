@@ -30,6 +30,7 @@ public final class SQLiteStore: Sendable {
             let handle = try SQLiteHandle(path: path, create: true)
             try handle.execute(
                 """
+                PRAGMA page_size = 1024;
                 PRAGMA journal_mode = WAL;
                 PRAGMA synchronous = FULL;
                 PRAGMA foreign_keys = ON;

@@ -153,7 +153,7 @@ public struct TokenService: Sendable {
         updatedClaims: [String: JSONValue]?
     ) async throws -> TokenResponse {
         let session = Session(
-            id: random.token(byteCount: 16), userID: user.id, clientID: client.id, authTime: now, amr: amr,
+            id: random.timeOrderedID(now: clock.now()), userID: user.id, clientID: client.id, authTime: now, amr: amr,
             scope: scope, createdAt: now, expiresAt: now + tokens.refreshFamilyLifetime)
         let outcome = try await store.startSession(NewSignIn(session: session, consumes: consumes, updatedClaims: updatedClaims))
         switch outcome {

@@ -21,6 +21,16 @@ public struct RandomSource: Sendable {
     /// A random token of `byteCount` bytes (default 32 = 256 bits) as unpadded base64url.
     public func token(byteCount: Int = 32) -> String { Base64URL.encode(fill(byteCount)) }
 
+    /// A 16-byte id whose first 6 bytes are the time in milliseconds (big-endian) and the rest random, as
+    /// base64url: ids made close in time sort together, so database inserts land on the same index pages
+    /// (the layout of UUIDv7, RFC 9562 §5.7). 80 random bits keep them unguessable.
+    public func timeOrderedID(now: Date) -> String {
+        let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
+        var bytes = (0..<6).reversed().map { UInt8(truncatingIfNeeded: milliseconds >> (8 * UInt64($0))) }
+        bytes += fill(10)
+        return Base64URL.encode(bytes)
+    }
+
     /// A random RFC 4122 version 4 UUID, lowercase.
     public func uuid() -> String {
         var b = fill(16)
