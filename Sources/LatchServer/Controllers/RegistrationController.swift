@@ -13,9 +13,20 @@ struct RegistrationController {
             let body = try await request.decodeJSON(RegistrationRequest.self)
             return try JSONResponse.make(try await registration.register(body), status: .created)
         }
+        // Half of every key sign-in: parsed and written without Codable.
         routes.post("sign-in/challenge") { request, _ -> Response in
-            let body = try await request.decodeJSON(SignInChallengeRequest.self)
-            return try JSONResponse.make(try await challenges.challenge(body))
+            let body = try await request.jsonObject()
+            guard case .string(let username)? = body["username"] else {
+                throw LatchError(.invalidJSON, "the field username is required and must be a string")
+            }
+            let challenge = try await challenges.challenge(SignInChallengeRequest(username: username))
+            var writer = JSONWriter(reservingCapacity: 128)
+            writer.beginObject()
+            writer.member("nonce", challenge.nonce)
+            writer.member("audience", challenge.audience)
+            writer.member("expiresIn", Int64(challenge.expiresIn))
+            writer.endObject()
+            return JSONResponse.make(bytes: writer.bytes)
         }
         return routes
     }

@@ -41,6 +41,20 @@ extension Request {
         }
     }
 
+    /// A JSON object body, parsed strictly without Codable (for hot endpoints).
+    func jsonObject() async throws -> [String: JSONValue] {
+        let buffer = try await bodyBytes(oauth: false)
+        guard buffer.readableBytes > 0 else { throw LatchError(.invalidJSON, "a JSON body is required") }
+        do {
+            guard case .object(let object) = try JSONParser.parse(buffer.readableBytesView) else {
+                throw LatchError(.invalidJSON, "the body must be a JSON object")
+            }
+            return object
+        } catch let error as JSONParser.Failure {
+            throw LatchError(.invalidJSON, "the body is not valid JSON (\(error.reason) at byte \(error.offset))")
+        }
+    }
+
     static func describe(_ error: DecodingError) -> String {
         func path(_ codingPath: [any CodingKey]) -> String {
             codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
