@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "LatchJOSE", targets: ["LatchJOSE"]),
         .library(name: "LatchCore", targets: ["LatchCore"]),
         .library(name: "LatchServer", targets: ["LatchServer"]),
+        .library(name: "LatchClient", targets: ["LatchClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -80,6 +81,15 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The Swift SDK apps use: Foundation, swift-crypto (through LatchJOSE) and the wire model only.
+        .target(
+            name: "LatchClient",
+            dependencies: [
+                "LatchModel", "LatchJOSE",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Test helpers: fixed clock, test keys, token minting.
         .target(
             name: "LatchTesting",
@@ -93,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "latch",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite", "LatchServer",
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite", "LatchServer", "LatchClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),

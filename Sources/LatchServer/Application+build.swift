@@ -29,7 +29,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
     oauth.userInfoEndpoints(router.group("oauth2").add(middleware: bearer).group(context: SignedInContext.self))
     MeController(sessions: services.sessions).add(
         to: router.group("v1/me").add(middleware: bearer).group(context: SignedInContext.self))
-    AdminController(admin: services.admin).add(
+    AdminController(admin: services.admin, issuer: services.configuration.issuerURL).add(
         to: router.group("admin/v1").add(middleware: AdminAuthenticatorMiddleware(admins: services.adminAuthenticator))
             .group(context: AdminContext.self))
     return router

@@ -5,7 +5,7 @@ import LatchModel
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer a running Latch through its admin API.",
-        subcommands: [Issuers.self, TestKeys.self, Users.self, Clients.self, RotateKey.self])
+        subcommands: [Issuers.self, TestKeys.self, Users.self, Clients.self, ClientConfig.self, RotateKey.self])
 
     // MARK: Issuers
 
@@ -167,6 +167,16 @@ struct Admin: AsyncParsableCommand {
             @OptionGroup var server: ServerOptions
             @Argument var clientId: String
             func run() async throws { _ = try await AdminHTTP(options: server).send("DELETE", "/admin/v1/clients/\(clientId.pathEscaped)") }
+        }
+    }
+
+    struct ClientConfig: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "client-config", abstract: "Print the configuration file an app ships (for LatchClient and latch device).")
+        @OptionGroup var server: ServerOptions
+        @Option(help: "The app's client id.") var clientId = "default"
+        func run() async throws {
+            AdminHTTP.printJSON(try await AdminHTTP(options: server).send("GET", "/admin/v1/client-config?clientId=\(clientId.pathEscaped)"))
         }
     }
 

@@ -146,7 +146,13 @@ public struct AdminService: Sendable {
     // MARK: Test keys
 
     public func createTestKey(_ request: AdminTestKeyRequest) async throws -> AdminTestKeyCreated {
-        let keyID = request.keyId ?? "tk_" + random.token(byteCount: 9)
+        // The SDKs' default key id is `register_key`: the first key gets it unless another id is asked for.
+        let keyID: String
+        if let requested = request.keyId {
+            keyID = requested
+        } else {
+            keyID = try await store.testKey(id: "register_key") == nil ? "register_key" : "tk_" + random.token(byteCount: 9)
+        }
         guard Self.isName(keyID, max: 128) else { throw LatchError.invalidInput("keyId must be 1–128 printable characters") }
         guard let algorithm = JWSAlgorithm(rawValue: request.algorithm ?? "RS256") else {
             throw LatchError.invalidInput("algorithm must be RS256 or ES256")
@@ -223,6 +229,12 @@ public struct AdminService: Sendable {
         guard id != clients.defaultClientID else { throw LatchError(.conflict, "the default client cannot be deleted") }
         guard try await store.deleteClient(id: id) else { throw LatchError.notFound("no such client") }
         try await clients.reload()
+    }
+
+    /// The configuration file for an app of client `clientID`, served from `issuer`.
+    public func clientConfig(clientID: String, issuer: String) async throws -> AdminClientConfig {
+        guard try await store.clients().contains(where: { $0.id == clientID }) else { throw LatchError.notFound("no such client") }
+        return AdminClientConfig(serverURL: issuer, clientId: clientID, audience: assertions.audience, namespace: clientID)
     }
 
     // MARK: Signing keys

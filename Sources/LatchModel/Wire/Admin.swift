@@ -186,3 +186,18 @@ public struct AdminKeyRotated: Codable, Sendable, Hashable {
     public var keyId: String
     public init(keyId: String) { self.keyId = keyId }
 }
+
+/// `GET /admin/v1/client-config?clientId=`: the configuration file an app ships (the SDK's
+/// `LatchClientConfiguration`).
+public struct AdminClientConfig: Codable, Sendable, Hashable {
+    public var serverURL: String
+    public var clientId: String
+    public var audience: String
+    public var namespace: String
+    public init(serverURL: String, clientId: String, audience: String, namespace: String) {
+        self.serverURL = serverURL
+        self.clientId = clientId
+        self.audience = audience
+        self.namespace = namespace
+    }
+}

@@ -5,6 +5,7 @@ import LatchModel
 /// The admin API (`Authorization: Bearer <admin token>`).
 struct AdminController {
     let admin: AdminService
+    let issuer: String
 
     func add(to group: RouterGroup<AdminContext>) {
         // Issuers.
@@ -57,6 +58,10 @@ struct AdminController {
         group.delete("clients/:id") { _, context -> Response in
             try await admin.deleteClient(id: try context.parameters.require("id"))
             return Self.noContent
+        }
+        group.get("client-config") { request, _ -> Response in
+            let clientID = request.uri.queryParameters.get("clientId") ?? "default"
+            return try JSONResponse.make(try await admin.clientConfig(clientID: clientID, issuer: issuer))
         }
         // Signing keys.
         group.post("keys/rotate") { _, _ -> Response in try JSONResponse.make(try await admin.rotateSigningKey(), status: .created) }

@@ -1,0 +1,64 @@
+import Foundation
+
+/// What an app needs to talk to its Latch deployment, shipped as a JSON file the way apps ship a platform
+/// config file. `latch admin client-config` prints one.
+///
+/// ```json
+/// {"serverURL": "https://id.example.com", "clientId": "ios-app", "audience": "identity-service", "namespace": "ios-app"}
+/// ```
+public struct LatchClientConfiguration: Codable, Sendable, Hashable {
+    /// The deployment's base URL (its issuer).
+    public var serverURL: URL
+    /// The app's client id.
+    public var clientId: String
+    /// The `aud` of the assertions the app signs (the deployment's assertion audience).
+    public var audience: String
+    /// Keys and tokens of this client live under this namespace in the key store.
+    public var namespace: String
+
+    public init(serverURL: URL, clientId: String = "default", audience: String = "identity-service", namespace: String? = nil) {
+        self.serverURL = serverURL
+        self.clientId = clientId
+        self.audience = audience
+        self.namespace = namespace ?? clientId
+    }
+
+    /// Reads a configuration file; throws `UserClientError.invalidConfiguration` naming the problem.
+    public static func load(from file: URL) throws(UserClientError) -> LatchClientConfiguration {
+        guard let data = try? Data(contentsOf: file) else {
+            throw .invalidConfiguration("cannot read \(file.path)")
+        }
+        let configuration: LatchClientConfiguration
+        do {
+            configuration = try JSONDecoder().decode(LatchClientConfiguration.self, from: data)
+        } catch {
+            throw .invalidConfiguration("\(file.lastPathComponent) is not a Latch client configuration: \(error)")
+        }
+        try configuration.validate()
+        return configuration
+    }
+
+    /// Checks the values: an http(s) URL, non-empty ids, a namespace usable as a folder name.
+    public func validate() throws(UserClientError) {
+        guard let scheme = serverURL.scheme?.lowercased(), scheme == "https" || scheme == "http", serverURL.host != nil else {
+            throw .invalidConfiguration("serverURL must be an http or https URL")
+        }
+        guard !clientId.isEmpty, !audience.isEmpty else { throw .invalidConfiguration("clientId and audience must not be empty") }
+        guard !namespace.isEmpty, namespace.count <= 64,
+            namespace.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0) }),
+            namespace != ".", namespace != ".."
+        else { throw .invalidConfiguration("namespace must be 1–64 letters, digits, '-', '_' or '.'") }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case serverURL, clientId, audience, namespace
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        serverURL = try container.decode(URL.self, forKey: .serverURL)
+        clientId = try container.decodeIfPresent(String.self, forKey: .clientId) ?? "default"
+        audience = try container.decodeIfPresent(String.self, forKey: .audience) ?? "identity-service"
+        namespace = try container.decodeIfPresent(String.self, forKey: .namespace) ?? clientId
+    }
+}

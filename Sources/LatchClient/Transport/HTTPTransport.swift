@@ -1,0 +1,62 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One HTTP request as the SDK makes it.
+public struct HTTPRequestData: Sendable, Hashable {
+    public var method: String
+    public var url: URL
+    public var headers: [String: String]
+    public var body: Data?
+
+    public init(method: String, url: URL, headers: [String: String] = [:], body: Data? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// One HTTP answer.
+public struct HTTPResponseData: Sendable, Hashable {
+    public var status: Int
+    /// Header names lower-cased.
+    public var headers: [String: String]
+    public var body: Data
+
+    public init(status: Int, headers: [String: String], body: Data) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// How the SDK reaches the network. `URLSessionTransport` by default; apps and tests may supply their own
+/// (certificate pinning, a proxy, a recording transport).
+public protocol HTTPTransport: Sendable {
+    /// Sends `request`; throws only for transport failures (an HTTP error status is a normal answer).
+    func send(_ request: HTTPRequestData) async throws -> HTTPResponseData
+}
+
+/// `URLSession` (FoundationNetworking on Linux).
+public struct URLSessionTransport: HTTPTransport {
+    private let session: URLSession
+
+    public init(session: URLSession = .shared) { self.session = session }
+
+    public func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = request.method
+        urlRequest.httpBody = request.body
+        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await session.data(for: urlRequest)
+        guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields {
+            if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+        }
+        return HTTPResponseData(status: http.statusCode, headers: headers, body: data)
+    }
+}

@@ -1,0 +1,262 @@
+import Foundation
+import LatchJOSE
+import LatchModel
+
+/// The client apps use to register a user, sign in and keep a session (REFERENCE §7).
+///
+/// An actor: every operation is safe to call from any task. Tokens that are about to expire (within 60 s) are
+/// refreshed before use, and concurrent callers share one refresh. Keys and tokens live in the ``KeyStore``
+/// under the configuration's namespace.
+public actor UserClient {
+    /// The configuration this client was made with.
+    public let configuration: LatchClientConfiguration
+    let keyStore: any KeyStore
+    let transport: any HTTPTransport
+    let clock: @Sendable () -> Date
+    let deviceKeyAlgorithm: JWSAlgorithm
+    let verifier: IDTokenVerifier
+    private var refreshing: Task<AuthenticationTokens, any Error>?
+    private var status: SignInStatus
+    private var observers: [UUID: AsyncStream<SignInStatus>.Continuation] = [:]
+
+    /// Refresh when a token expires within this many seconds.
+    static let refreshMargin: TimeInterval = 60
+
+    /// - Parameters:
+    ///   - deviceKeyAlgorithm: the device sign-in key made by test registrations: `ES256` (P-256, what the Secure
+    ///     Enclave holds) or `RS256` (RSA-2048).
+    public init(
+        configuration: LatchClientConfiguration, keyStore: any KeyStore, transport: any HTTPTransport = URLSessionTransport(),
+        deviceKeyAlgorithm: JWSAlgorithm = .ES256, clock: @escaping @Sendable () -> Date = { Date() }
+    ) throws(UserClientError) {
+        try configuration.validate()
+        self.configuration = configuration
+        self.keyStore = keyStore
+        self.transport = transport
+        self.deviceKeyAlgorithm = deviceKeyAlgorithm
+        self.clock = clock
+        self.verifier = IDTokenVerifier(serverURL: configuration.serverURL, transport: transport)
+        let hasTokens = (try? keyStore.value(for: Item.tokens)) ?? nil
+        self.status = hasTokens == nil ? .notSignedIn(.neverSignedIn) : .signedIn
+    }
+
+    // MARK: Persisted state
+
+    enum Item {
+        static let registration = "registration"
+        static let pendingRegistration = "pending-registration"
+        static let tokens = "tokens"
+    }
+
+    /// The registered user on this device.
+    struct Registration: Codable {
+        var userId: String
+        var username: String
+        var type: ChallengeType
+        var deviceKeyId: String?
+        var deviceKeyPEM: String?
+    }
+
+    /// A registration sent but not yet answered: retried verbatim, so the server sees the same id and proof.
+    struct PendingRegistration: Codable {
+        var request: RegistrationRequest
+        var deviceKeyPEM: String?
+    }
+
+    func load<T: Decodable>(_ type: T.Type, _ name: String) -> T? {
+        guard let data = try? keyStore.value(for: name) else { return nil }
+        return try? JSONDecoder().decode(T.self, from: data)
+    }
+
+    func save(_ value: some Encodable, _ name: String) throws(UserClientError) {
+        do {
+            try keyStore.set(try JSONEncoder().encode(value), for: name)
+        } catch {
+            throw .invalidConfiguration("the key store cannot be written: \(error)")
+        }
+    }
+
+    func remove(_ name: String) {
+        try? keyStore.remove(name)
+    }
+
+    // MARK: Status
+
+    /// The current status, then every change, until the stream is dropped.
+    public func signInStatusUpdates() -> AsyncStream<SignInStatus> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream.makeStream(of: SignInStatus.self, bufferingPolicy: .bufferingNewest(16))
+        continuation.yield(status)
+        observers[id] = continuation
+        continuation.onTermination = { _ in Task { await self.removeObserver(id) } }
+        return stream
+    }
+
+    private func removeObserver(_ id: UUID) { observers[id] = nil }
+
+    /// The current status.
+    public var signInStatus: SignInStatus { status }
+
+    func setStatus(_ new: SignInStatus) {
+        guard new != status else { return }
+        status = new
+        for continuation in observers.values { continuation.yield(new) }
+    }
+
+    // MARK: Accessors
+
+    /// Whether a user is registered on this device.
+    public func isRegistered() -> Bool { load(Registration.self, Item.registration) != nil }
+
+    /// The registered username.
+    public func userName() -> String? { load(Registration.self, Item.registration)?.username }
+
+    /// The user's stable id: the `sub` of the tokens.
+    public func subject() -> String? { load(Registration.self, Item.registration)?.userId }
+
+    /// Whether tokens are held whose refresh family has not ended (no server round trip).
+    public func isSignedIn() -> Bool {
+        guard let tokens = load(AuthenticationTokens.self, Item.tokens) else { return false }
+        return tokens.refreshTokenExpiry > clock()
+    }
+
+    /// The current refresh token, as stored.
+    public func refreshToken() -> String? { load(AuthenticationTokens.self, Item.tokens)?.refreshToken }
+
+    /// When the ID and access tokens expire.
+    public func tokenExpiry() -> Date? { load(AuthenticationTokens.self, Item.tokens)?.tokenExpiry }
+
+    /// When the refresh family ends, as the server stated.
+    public func refreshTokenExpiry() -> Date? { load(AuthenticationTokens.self, Item.tokens)?.refreshTokenExpiry }
+
+    /// A valid access token, refreshed first when it expires within 60 s.
+    public func accessToken() async throws(UserClientError) -> String { try await validTokens().accessToken }
+
+    /// A valid ID token, refreshed first when it expires within 60 s.
+    public func idToken() async throws(UserClientError) -> String { try await validTokens().idToken }
+
+    /// A claim of the ID token — only after its signature, issuer, audience and expiry were verified against
+    /// the JWKS the server publishes. Never read from an unverified token.
+    public func userClaim(_ name: String) async throws(UserClientError) -> JSONValue? {
+        let token = try await idToken()
+        return try await verifier.verify(token, clientID: configuration.clientId, now: clock())[name]
+    }
+
+    /// Every verified claim of the ID token.
+    public func userClaims() async throws(UserClientError) -> [String: JSONValue] {
+        try await verifier.verify(try await idToken(), clientID: configuration.clientId, now: clock())
+    }
+
+    /// Asks the server who is signed in (OIDC UserInfo). A revoked session answers `notSignedIn`.
+    public func userInfo() async throws(UserClientError) -> [String: JSONValue] {
+        let response = try await authorized("GET", "oauth2/userinfo")
+        guard case .object(let info)? = try? JSONValue.parse(response.body) else { throw .invalidInput("malformed userinfo answer") }
+        return info
+    }
+
+    // MARK: Tokens
+
+    /// The stored tokens, refreshed when they expire within the margin.
+    func validTokens() async throws(UserClientError) -> AuthenticationTokens {
+        guard let tokens = load(AuthenticationTokens.self, Item.tokens) else { throw .notSignedIn }
+        if tokens.tokenExpiry.timeIntervalSince(clock()) > Self.refreshMargin { return tokens }
+        return try await refreshTokens()
+    }
+
+    /// Refreshes now. Concurrent callers share one request; a refresh answered with an ended session moves the
+    /// client to `notSignedIn(.sessionEnded)`.
+    @discardableResult
+    public func refreshTokens() async throws(UserClientError) -> AuthenticationTokens {
+        let task: Task<AuthenticationTokens, any Error>
+        if let running = refreshing {
+            task = running
+        } else {
+            task = Task { try await self.refreshOnce() }
+            refreshing = task
+        }
+        do {
+            let tokens = try await task.value
+            if refreshing == task { refreshing = nil }
+            return tokens
+        } catch {
+            if refreshing == task { refreshing = nil }
+            throw error as? UserClientError ?? .network(underlying: error)
+        }
+    }
+
+    private func refreshOnce() async throws(UserClientError) -> AuthenticationTokens {
+        guard let tokens = load(AuthenticationTokens.self, Item.tokens) else { throw .notSignedIn }
+        let response = try await send(
+            "POST", "oauth2/token",
+            form: [("grant_type", GrantType.refreshToken), ("refresh_token", tokens.refreshToken), ("client_id", configuration.clientId)])
+        guard response.status == 200 else {
+            let error = UserClientError.from(status: response.status, body: response.body, headers: response.headers)
+            if error == .notAuthorized || error == .notSignedIn {
+                // The family is revoked or expired: this device is signed out.
+                remove(Item.tokens)
+                setStatus(.notSignedIn(.sessionEnded))
+                throw .notSignedIn
+            }
+            throw error
+        }
+        return try storeTokens(response)
+    }
+
+    func storeTokens(_ response: HTTPResponseData) throws(UserClientError) -> AuthenticationTokens {
+        guard let answer = try? JSONDecoder().decode(TokenResponse.self, from: response.body) else {
+            throw .invalidInput("malformed token answer")
+        }
+        let now = clock()
+        let tokens = AuthenticationTokens(
+            idToken: answer.idToken, accessToken: answer.accessToken, refreshToken: answer.refreshToken,
+            tokenExpiry: now.addingTimeInterval(TimeInterval(answer.expiresIn)),
+            refreshTokenExpiry: now.addingTimeInterval(TimeInterval(answer.refreshExpiresIn)))
+        try save(tokens, Item.tokens)
+        setStatus(.signedIn)
+        return tokens
+    }
+
+    // MARK: HTTP
+
+    func url(_ path: String) -> URL { configuration.serverURL.appendingPathComponent(path) }
+
+    func send(_ method: String, _ path: String, json: (some Encodable)? = Optional<String>.none, form: [(String, String)]? = nil, bearer: String? = nil)
+        async throws(UserClientError) -> HTTPResponseData
+    {
+        var request = HTTPRequestData(method: method, url: url(path))
+        request.headers["Accept"] = "application/json"
+        if let bearer { request.headers["Authorization"] = "Bearer \(bearer)" }
+        if let json {
+            request.headers["Content-Type"] = "application/json"
+            request.body = try? JSONEncoder().encode(json)
+        } else if let form {
+            request.headers["Content-Type"] = "application/x-www-form-urlencoded"
+            request.body = Data(Self.formEncode(form).utf8)
+        }
+        do {
+            return try await transport.send(request)
+        } catch {
+            throw .network(underlying: error)
+        }
+    }
+
+    /// A call with the access token; an answer saying the session ended signs this device out.
+    func authorized(_ method: String, _ path: String) async throws(UserClientError) -> HTTPResponseData {
+        let token = try await accessToken()
+        let response = try await send(method, path, bearer: token)
+        guard (200..<300).contains(response.status) else {
+            let error = UserClientError.from(status: response.status, body: response.body, headers: response.headers)
+            if error == .notSignedIn {
+                remove(Item.tokens)
+                setStatus(.notSignedIn(.sessionEnded))
+            }
+            throw error
+        }
+        return response
+    }
+
+    static func formEncode(_ parameters: [(String, String)]) -> String {
+        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+        return parameters.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(separator: "&")
+    }
+}

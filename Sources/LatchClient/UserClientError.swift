@@ -1,0 +1,82 @@
+import Foundation
+import LatchModel
+
+/// Every error the SDK throws. Decided from the server's stable `error` code, never from message text.
+public enum UserClientError: Error, Sendable, CustomStringConvertible {
+    /// No user is registered on this device (or `reset()` removed it).
+    case notRegistered
+    /// A user is registered already (here, or the identity exists on the server).
+    case alreadyRegistered
+    /// No valid session: never signed in, signed out, or the session ended (revoked, expired, global sign-out).
+    case notSignedIn
+    /// The server refused the credentials (a bad assertion, an unknown key), or a token failed verification.
+    case notAuthorized
+    /// The operation needs a sign-in within `maxAge` seconds: sign in again, then retry (RFC 9470).
+    case insufficientAuthentication(maxAge: Int)
+    /// The configuration or the server's setup does not fit (unknown client, a switched-off registration type).
+    case invalidConfiguration(String)
+    /// An argument or the server's answer was malformed.
+    case invalidInput(String)
+    /// The server is temporarily unavailable; retry later.
+    case serviceUnavailable
+    /// The request did not reach the server or its answer was lost.
+    case network(underlying: any Error)
+    /// Any other error the server reported, with its stable code.
+    case server(code: String, message: String?)
+
+    public var description: String {
+        switch self {
+        case .notRegistered: "not registered"
+        case .alreadyRegistered: "already registered"
+        case .notSignedIn: "not signed in"
+        case .notAuthorized: "not authorized"
+        case .insufficientAuthentication(let maxAge): "a sign-in within the last \(maxAge) s is required"
+        case .invalidConfiguration(let detail): "invalid configuration: \(detail)"
+        case .invalidInput(let detail): "invalid input: \(detail)"
+        case .serviceUnavailable: "service unavailable"
+        case .network(let underlying): "network error: \(underlying)"
+        case .server(let code, let message): "server error \(code)" + (message.map { ": \($0)" } ?? "")
+        }
+    }
+
+    /// Maps a server error answer to a case, by its code.
+    static func from(status: Int, body: Data, headers: [String: String]) -> UserClientError {
+        guard let answer = try? JSONDecoder().decode(ErrorResponse.self, from: body) else {
+            return status >= 500 ? .serviceUnavailable : .server(code: "http_\(status)", message: nil)
+        }
+        switch answer.error {
+        case .invalidToken: return .notSignedIn
+        case .insufficientUserAuthentication:
+            return .insufficientAuthentication(maxAge: Self.maxAge(headers["www-authenticate"]) ?? 300)
+        case .invalidGrant, .invalidProof, .unauthorized: return .notAuthorized
+        case .alreadyRegistered, .registrationConflict: return .alreadyRegistered
+        case .invalidClient, .unsupportedGrantType, .unsupportedChallengeType, .challengeTypeDisabled, .invalidScope:
+            return .invalidConfiguration("\(answer.error.rawValue): \(answer.errorDescription ?? "")")
+        case .invalidRequest, .invalidJSON, .invalidInput, .invalidPublicKey, .requestTooLarge:
+            return .invalidInput("\(answer.error.rawValue): \(answer.errorDescription ?? "")")
+        case .temporarilyUnavailable: return .serviceUnavailable
+        default: return .server(code: answer.error.rawValue, message: answer.errorDescription)
+        }
+    }
+
+    /// `max_age=N` from a `WWW-Authenticate` challenge.
+    static func maxAge(_ challenge: String?) -> Int? {
+        guard let challenge, let range = challenge.range(of: "max_age=") else { return nil }
+        return Int(challenge[range.upperBound...].prefix { $0.isNumber })
+    }
+}
+
+extension UserClientError: Equatable {
+    /// Cases compare by kind and their stable values; `network` errors compare equal to each other.
+    public static func == (lhs: UserClientError, rhs: UserClientError) -> Bool {
+        switch (lhs, rhs) {
+        case (.notRegistered, .notRegistered), (.alreadyRegistered, .alreadyRegistered), (.notSignedIn, .notSignedIn),
+            (.notAuthorized, .notAuthorized), (.serviceUnavailable, .serviceUnavailable), (.network, .network),
+            (.invalidConfiguration, .invalidConfiguration), (.invalidInput, .invalidInput):
+            true
+        case (.insufficientAuthentication(let a), .insufficientAuthentication(let b)): a == b
+        case (.server(let a, _), .server(let b, _)): a == b
+        default: false
+        }
+    }
+}

@@ -1,0 +1,230 @@
+import ArgumentParser
+import Foundation
+import LatchClient
+import LatchJOSE
+import LatchModel
+
+/// `latch device`: a simulated device built on the SDK, for demos, scripts and tests.
+///
+/// Exit codes, stable for scripts: 0 done; 1 the server refused (other errors); 2 usage; 3 server unreachable;
+/// 4 not registered; 5 not signed in (or the session ended); 6 not authorized; 7 a more recent sign-in is needed;
+/// 8 already registered.
+struct Device: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A simulated device using the Swift SDK: register, sign in, refresh, sign out, de-register.",
+        subcommands: [
+            Register.self, SignIn.self, Refresh.self, WhoAmI.self, Status.self, SignOut.self, GlobalSignOut.self,
+            Deregister.self, Reset.self,
+        ])
+
+    /// Where the device keeps its state and which server it talks to; accepted after every subcommand.
+    struct Options: ParsableArguments {
+        @Option(help: "Latch base URL (env LATCH_SERVER; default http://127.0.0.1:8080).")
+        var server: String?
+        @Option(help: "Folder of the device's keys and tokens (default ./latch-device).")
+        var stateDir: String = "./latch-device"
+        @Option(help: "The app's client id (default: from --config, else 'default').")
+        var clientId: String?
+        @Option(help: "A client configuration file (latch admin client-config).")
+        var config: String?
+
+        func configuration() throws -> LatchClientConfiguration {
+            var configuration: LatchClientConfiguration
+            if let config {
+                configuration = try LatchClientConfiguration.load(from: URL(fileURLWithPath: config))
+            } else {
+                let server = server ?? ProcessInfo.processInfo.environment["LATCH_SERVER"] ?? "http://127.0.0.1:8080"
+                guard let url = URL(string: server) else { throw ValidationError("--server must be a URL") }
+                configuration = LatchClientConfiguration(serverURL: url)
+            }
+            if let server, config != nil, let url = URL(string: server) { configuration.serverURL = url }
+            if let clientId {
+                configuration.clientId = clientId
+                if config == nil { configuration.namespace = clientId }
+            }
+            return configuration
+        }
+
+        func client() throws -> UserClient {
+            let configuration = try configuration()
+            let store = try FileKeyStore(root: URL(fileURLWithPath: stateDir), namespace: configuration.namespace)
+            return try UserClient(configuration: configuration, keyStore: store)
+        }
+
+        /// The custom federated provider saved at registration, if this device registered that way.
+        var providerFile: URL { URL(fileURLWithPath: stateDir).appendingPathComponent("provider.json") }
+    }
+
+    /// What `register --fsso-key` remembers so that `sign-in` can sign again.
+    struct SavedProvider: Codable {
+        var issuer: String
+        var kid: String
+        var keyFile: String
+        var username: String
+
+        func provider() throws -> LocalAuthenticationProvider {
+            try LocalAuthenticationProvider(issuer: issuer, keyID: kid, privateKeyPEM: try String(contentsOfFile: keyFile, encoding: .utf8), username: username)
+        }
+    }
+
+    /// Runs `body`, turning SDK errors into a message on stderr and a stable exit code.
+    static func perform(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as UserClientError {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(exitCode(error))
+        }
+    }
+
+    static func exitCode(_ error: UserClientError) -> Int32 {
+        switch error {
+        case .network, .serviceUnavailable: 3
+        case .notRegistered: 4
+        case .notSignedIn: 5
+        case .notAuthorized: 6
+        case .insufficientAuthentication: 7
+        case .alreadyRegistered: 8
+        case .invalidConfiguration, .invalidInput: 2
+        case .server: 1
+        }
+    }
+
+    struct Register: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Register a user: with a test registration key (makes a device key) or as a custom federated user.")
+        @OptionGroup var options: Options
+        @Option(help: "PEM test registration key (latch admin test-keys create --out).") var testKey: String?
+        @Option(help: "The test key's id.") var keyId = "register_key"
+        @Option(help: "Name prefix of the test user.") var name = "device"
+        @Flag(help: "Make an RSA-2048 device key instead of P-256.") var rsa = false
+        @Option(help: "PEM private key of a custom federated issuer.") var fssoKey: String?
+        @Option(help: "The issuer's name (iss).") var issuer: String?
+        @Option(help: "The issuer key's id (kid).") var kid: String?
+        @Option(help: "The federated username (sub).") var username: String?
+
+        func validate() throws {
+            guard (testKey == nil) != (fssoKey == nil) else { throw ValidationError("give either --test-key or --fsso-key") }
+            if fssoKey != nil, issuer == nil || kid == nil || username == nil {
+                throw ValidationError("--fsso-key needs --issuer, --kid and --username")
+            }
+        }
+
+        func run() async throws {
+            try await Device.perform {
+                let configuration = try options.configuration()
+                let store = try FileKeyStore(root: URL(fileURLWithPath: options.stateDir), namespace: configuration.namespace)
+                let client = try UserClient(configuration: configuration, keyStore: store, deviceKeyAlgorithm: rsa ? .RS256 : .ES256)
+                let registered: String
+                if let testKey {
+                    let pem = try String(contentsOfFile: testKey, encoding: .utf8)
+                    registered = try await client.registerWithAuthenticationProvider(TESTAuthenticationProvider(name: name, privateKeyPEM: pem, keyID: keyId))
+                } else if let fssoKey, let issuer, let kid, let username {
+                    let saved = SavedProvider(issuer: issuer, kid: kid, keyFile: URL(fileURLWithPath: fssoKey).path, username: username)
+                    registered = try await client.registerWithAuthenticationProvider(try saved.provider())
+                    try JSONEncoder().encode(saved).write(to: options.providerFile)
+                } else {
+                    throw ValidationError("give either --test-key or --fsso-key")
+                }
+                print("registered \(registered)")
+            }
+        }
+    }
+
+    struct SignIn: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "sign-in", abstract: "Sign in (device key, or the saved federated provider).")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await Device.perform {
+                let client = try options.client()
+                if let data = try? Data(contentsOf: options.providerFile) {
+                    try await client.signInWithAuthenticationProvider(try JSONDecoder().decode(SavedProvider.self, from: data).provider())
+                } else {
+                    try await client.signInWithKey()
+                }
+                print("signed in as \(await client.userName() ?? "?")")
+            }
+        }
+    }
+
+    struct Refresh: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Refresh the tokens (the refresh token rotates).")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await Device.perform {
+                let tokens = try await options.client().refreshTokens()
+                print("refreshed; tokens expire \(ISO8601DateFormatter().string(from: tokens.tokenExpiry)), session \(ISO8601DateFormatter().string(from: tokens.refreshTokenExpiry))")
+            }
+        }
+    }
+
+    struct WhoAmI: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Print the verified ID-token claims as JSON.")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await Device.perform {
+                let claims = try await options.client().userClaims()
+                print(String(decoding: JSONValue.object(claims).serialized(), as: UTF8.self))
+            }
+        }
+    }
+
+    struct Status: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print whether a user is registered and signed in here.")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await Device.perform {
+                let client = try options.client()
+                let registered = await client.isRegistered()
+                let signedIn = await client.isSignedIn()
+                print("registered=\(registered) signedIn=\(signedIn) user=\(await client.userName() ?? "-")")
+            }
+        }
+    }
+
+    struct SignOut: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "sign-out", abstract: "Revoke this device's refresh token and forget the tokens.")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await Device.perform {
+                try await options.client().signOut()
+                print("signed out")
+            }
+        }
+    }
+
+    struct GlobalSignOut: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "global-sign-out", abstract: "End every session of the user on every device.")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await Device.perform {
+                try await options.client().globalSignOut()
+                print("signed out everywhere")
+            }
+        }
+    }
+
+    struct Deregister: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete the user on the server (needs a recent sign-in), then reset.")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await Device.perform {
+                try await options.client().deregister()
+                try? FileManager.default.removeItem(at: options.providerFile)
+                print("deregistered")
+            }
+        }
+    }
+
+    struct Reset: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Forget this device's keys and tokens (this client's namespace only).")
+        @OptionGroup var options: Options
+        func run() async throws {
+            try await Device.perform {
+                try await options.client().reset()
+                try? FileManager.default.removeItem(at: options.providerFile)
+                print("reset")
+            }
+        }
+    }
+}
