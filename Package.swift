@@ -137,6 +137,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "LatchClientTests",
+            dependencies: [
+                "LatchClient", "LatchServer", "LatchSQLite", "LatchTesting",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "IntegrationTests",
             dependencies: ["LatchModel", "LatchJOSE", "LatchTesting"],
             swiftSettings: swiftSettings
