@@ -1,0 +1,43 @@
+import Foundation
+import LatchClient
+
+// Ship the configuration file `latch admin client-config --client-id ios-app` printed with the app.
+let configuration = try LatchClientConfiguration.load(from: URL(fileURLWithPath: "latch-client.json"))
+
+// On Linux or the command line, keys and tokens live in 0600 files under a folder per namespace.
+// (On iOS, a Keychain-backed KeyStore plugs in here.)
+let keyStore = try FileKeyStore(
+    root: URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".latch"), namespace: configuration.namespace)
+let client = try UserClient(configuration: configuration, keyStore: keyStore)
+
+// Watch the sign-in status (e.g. to show the sign-in screen when a session ends elsewhere).
+Task {
+    for await status in await client.signInStatusUpdates() {
+        print("status:", status)
+    }
+}
+
+do {
+    if await !client.isRegistered() {
+        // A test registration key downloaded by an admin (latch admin test-keys create --out test.pem).
+        let provider = try TESTAuthenticationProvider(
+            name: "demo", privateKeyPEM: try String(contentsOfFile: "test.pem", encoding: .utf8), keyID: "register_key")
+        try await client.registerWithAuthenticationProvider(provider)
+    }
+    try await client.signInWithKey()
+
+    // Tokens are refreshed automatically when they expire within 60 s; concurrent callers share one refresh.
+    let accessToken = try await client.accessToken()
+    print("call your API with: Authorization: Bearer \(accessToken.prefix(16))…")
+
+    // Claims come from an ID token verified against the server's JWKS.
+    print("signed in as", try await client.userClaim("username")?.stringValue ?? "?")
+
+    try await client.signOut()
+} catch UserClientError.insufficientAuthentication(let maxAge) {
+    print("sign in again (needs a sign-in within \(maxAge) s)")
+} catch UserClientError.notSignedIn {
+    print("the session ended; sign in again")
+} catch {
+    print("error:", error)
+}
