@@ -86,6 +86,28 @@ struct LiveServerTests {
         #expect(try await second.terminate() == 0, "\(second.log)")
     }
 
+    @Test("The README's device walkthrough (latch device on the SDK) runs against `latch serve`")
+    func deviceWalkthrough() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try LatchServer(dataDirectory: directory.path + "/data", port: try freePort(), environment: ["LATCH_ADMIN_TOKEN": Self.adminToken])
+        try await server.waitUntilListening()
+        let (status, output) = try await run(
+            "/bin/bash", [packageRoot.appendingPathComponent("scripts/device-walkthrough.sh").path],
+            environment: ["LATCH_SERVER": server.base, "LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH": try latchExecutable().path, "WORK": directory.path])
+        #expect(status == 0, "device walkthrough failed:\n\(output)\nserver log:\n\(server.log)")
+        #expect(output.contains("phone B's next refresh exits 5"))
+        #expect(output.contains("after de-registration, sign-in exits 4"))
+        _ = try await server.terminate()
+    }
+
+    @Test("The README shows the compiled app example verbatim")
+    func readmeSnippetIsCompiled() throws {
+        let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let example = try String(contentsOf: packageRoot.appendingPathComponent("Examples/AppExample/main.swift"), encoding: .utf8)
+        #expect(readme.contains("```swift\n" + example + "```"))
+    }
+
     @Test("The CLI admin commands work against a live server, with stable exit codes")
     func adminCLI() async throws {
         let directory = TemporaryDirectory()
