@@ -39,6 +39,26 @@ struct UserClientTests {
         }
     }
 
+    @Test("clearAuthTokens forgets the tokens locally only: the server session stays live")
+    func clearAuthTokens() async throws {
+        try await LiveLatch.run { latch in
+            let store = InMemoryKeyStore()
+            let client = try UserClient(configuration: latch.configuration(), keyStore: store)
+            try await client.registerWithAuthenticationProvider(try latch.testProvider())
+            let tokens = try await client.signInWithKey()
+            await client.clearAuthTokens()
+            #expect(await client.isSignedIn() == false && await client.refreshToken() == nil)
+            #expect(await client.signInStatus == .notSignedIn(.tokensCleared))
+            #expect(await client.isRegistered())
+            // The server never heard of it: the old refresh token still works (unlike signOut).
+            let response = try await URLSessionTransport().send(HTTPRequestData(
+                method: "POST", url: latch.url.appendingPathComponent("oauth2/token"),
+                headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                body: Data("grant_type=refresh_token&refresh_token=\(tokens.refreshToken)".utf8)))
+            #expect(response.status == 200)
+        }
+    }
+
     @Test("RSA-2048 device keys work as well as P-256")
     func rsaDeviceKey() async throws {
         try await LiveLatch.run { latch in
