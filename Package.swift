@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
@@ -66,11 +67,21 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The scale-out store.
+        .target(
+            name: "LatchPostgres",
+            dependencies: [
+                "LatchCore", "LatchModel", "LatchJOSE",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The HTTP edge.
         .target(
             name: "LatchServer",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite",
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite", "LatchPostgres",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
@@ -127,6 +138,15 @@ let package = Package(
         .testTarget(
             name: "LatchSQLiteTests",
             dependencies: ["LatchSQLite", "LatchTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchPostgresTests",
+            dependencies: [
+                "LatchPostgres", "LatchTesting", "LatchCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -94,3 +94,10 @@ public final class SQLiteStore: Sendable {
         }
     }
 }
+
+extension SQLiteStore: StoreLifecycle {
+    public func shutdown() async { close() }
+
+    /// The migration names this store applies, in order.
+    public static var migrationNames: [String] { Migrations.all.map(\.name) }
+}

@@ -1,0 +1,105 @@
+import LatchCore
+import Logging
+import PostgresNIO
+
+/// Latch's schema in PostgreSQL: the same migration names, in the same order, as the SQLite store.
+enum PostgresMigrations {
+    static let all: [(name: String, sql: [String])] = [
+        (
+            "0001_core",
+            [
+                "CREATE TABLE clients (id TEXT PRIMARY KEY, name TEXT NOT NULL, created_at BIGINT NOT NULL)",
+                """
+                CREATE TABLE users (
+                    id TEXT PRIMARY KEY, username TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, issuer TEXT, subject TEXT,
+                    claims TEXT NOT NULL DEFAULT '{}', created_at BIGINT NOT NULL)
+                """,
+                "CREATE UNIQUE INDEX users_federated ON users (issuer, subject)",
+                """
+                CREATE TABLE device_keys (
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE, key_id TEXT NOT NULL, algorithm TEXT NOT NULL,
+                    public_key BYTEA NOT NULL, created_at BIGINT NOT NULL, PRIMARY KEY (user_id, key_id))
+                """,
+                """
+                CREATE TABLE registrations (
+                    id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    proof_hash BYTEA NOT NULL, created_at BIGINT NOT NULL)
+                """,
+                "CREATE INDEX registrations_user ON registrations (user_id)",
+                """
+                CREATE TABLE nonces (
+                    nonce TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE, expires_at BIGINT NOT NULL)
+                """,
+                "CREATE INDEX nonces_user ON nonces (user_id, expires_at)",
+                "CREATE INDEX nonces_expiry ON nonces (expires_at)",
+                "CREATE TABLE used_jtis (issuer TEXT NOT NULL, jti TEXT NOT NULL, expires_at BIGINT NOT NULL, PRIMARY KEY (issuer, jti))",
+                "CREATE INDEX used_jtis_expiry ON used_jtis (expires_at)",
+                """
+                CREATE TABLE sessions (
+                    id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE, client_id TEXT NOT NULL,
+                    auth_time BIGINT NOT NULL, amr TEXT NOT NULL, scope TEXT NOT NULL, created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL, revoked_at BIGINT, generation BIGINT NOT NULL DEFAULT 0, retry_generation BIGINT,
+                    rotated_at BIGINT, purge_at BIGINT NOT NULL)
+                """,
+                "CREATE INDEX sessions_user ON sessions (user_id)",
+                "CREATE INDEX sessions_purge ON sessions (purge_at)",
+                """
+                CREATE TABLE issuer_keys (
+                    issuer TEXT NOT NULL, key_id TEXT NOT NULL, algorithm TEXT NOT NULL, public_key BYTEA NOT NULL,
+                    audience TEXT NOT NULL, allowed_claims TEXT NOT NULL, max_lifetime BIGINT NOT NULL, created_at BIGINT NOT NULL,
+                    PRIMARY KEY (issuer, key_id))
+                """,
+                "CREATE TABLE test_keys (key_id TEXT PRIMARY KEY, algorithm TEXT NOT NULL, public_key BYTEA NOT NULL, created_at BIGINT NOT NULL)",
+                """
+                CREATE TABLE signing_keys (
+                    key_id TEXT PRIMARY KEY, algorithm TEXT NOT NULL, sealed_private_key BYTEA NOT NULL, public_key BYTEA NOT NULL,
+                    created_at BIGINT NOT NULL, retired_at BIGINT)
+                """,
+                "CREATE TABLE admin_tokens (hash BYTEA PRIMARY KEY, created_at BIGINT NOT NULL)",
+            ]
+        ),
+    ]
+
+    /// The advisory lock that lets one replica at a time migrate.
+    static let lockKey: Int64 = 0x4C41_5443_484D_4947  // "LATCHMIG"
+
+    /// Applies missing migrations in one transaction under an advisory lock, so replicas starting together
+    /// migrate once; refuses a schema newer than this binary, or one whose names differ.
+    static func apply(_ client: PostgresClient, now: Int64, logger: Logger) async throws -> [String] {
+        try await client.withTransaction(logger: logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS latch_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)",
+                logger: logger)
+            var applied: [(Int, String)] = []
+            for try await (version, name) in try await connection.query(
+                "SELECT version, name FROM latch_migrations ORDER BY version", logger: logger
+            ).decode((Int, String).self) {
+                applied.append((version, name))
+            }
+            guard applied.count <= all.count else {
+                throw MigrationError("the database schema (version \(applied.count)) is newer than this Latch (\(all.count)); upgrade Latch")
+            }
+            for (index, (version, name)) in applied.enumerated() where version != index + 1 || name != all[index].name {
+                throw MigrationError("migration \(version) in the database is \(name), expected \(all[index].name)")
+            }
+            var names: [String] = []
+            for (index, migration) in all.enumerated().dropFirst(applied.count) {
+                for statement in migration.sql {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                let version = index + 1
+                try await connection.query(
+                    "INSERT INTO latch_migrations (version, name, applied_at) VALUES (\(version), \(migration.name), \(now))", logger: logger)
+                names.append(migration.name)
+            }
+            return names
+        }
+    }
+}
+
+/// The schema cannot be brought up to date.
+public struct MigrationError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

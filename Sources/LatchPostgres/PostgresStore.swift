@@ -1,0 +1,190 @@
+import Foundation
+import LatchCore
+import Logging
+import PostgresNIO
+
+/// Latch's scale-out store: several stateless replicas on one PostgreSQL database.
+///
+/// Every multi-write step is one transaction; single-use values are consumed by one atomic statement
+/// (`INSERT … ON CONFLICT DO NOTHING RETURNING`, `DELETE … RETURNING`); refresh rotation takes the session row's
+/// lock (`FOR UPDATE`), so two replicas presenting the same token serialize on it. Deadlocks and serialization
+/// failures are retried a bounded number of times; any other database failure, or an operation that does not
+/// finish within `operationTimeout`, is `StoreUnavailableError` (503). Commits are synchronous (the server's
+/// `synchronous_commit`, on by default): an answered request is durable.
+public final class PostgresStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    let operationTimeout: Duration
+    private let runner: Task<Void, Never>
+
+    /// Connects with `url` (`postgres://user:password@host:port/database[?sslmode=disable|require]`), starts
+    /// the pool and applies migrations.
+    public static func connect(
+        url: String, poolSize: Int = 16, operationTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "latch.postgres")
+    ) async throws -> PostgresStore {
+        let store = PostgresStore(
+            client: PostgresClient(configuration: try configuration(url: url, poolSize: poolSize), backgroundLogger: logger),
+            logger: logger, operationTimeout: operationTimeout)
+        do {
+            // Reachable at all? Fail fast, then give migrations (which may wait for another replica's lock) longer.
+            _ = try await store.query("connect") { client in try await client.query("SELECT 1") }
+            let applied = try await store.withDeadline(.seconds(60)) {
+                do {
+                    return try await PostgresMigrations.apply(store.client, now: Int64(Date().timeIntervalSince1970), logger: logger)
+                } catch {
+                    throw PostgresStore.unwrap(error)
+                }
+            }
+            if !applied.isEmpty { logger.info("applied migrations", metadata: ["migrations": "\(applied)"]) }
+        } catch {
+            await store.shutdown()
+            throw error
+        }
+        return store
+    }
+
+    private init(client: PostgresClient, logger: Logger, operationTimeout: Duration) {
+        self.client = client
+        self.logger = logger
+        self.operationTimeout = operationTimeout
+        runner = Task { await client.run() }
+    }
+
+    /// The migration names this store applies, in order.
+    public static var migrationNames: [String] { PostgresMigrations.all.map(\.name) }
+
+    static func configuration(url: String, poolSize: Int) throws -> PostgresClient.Configuration {
+        guard let components = URLComponents(string: url), ["postgres", "postgresql"].contains(components.scheme ?? ""),
+            let host = components.host, !host.isEmpty
+        else { throw LatchError.invalidInput("database.url must be postgres://user:password@host:port/database") }
+        let database = String(components.path.drop { $0 == "/" })
+        let sslmode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+        guard sslmode == "disable" else {
+            throw LatchError.invalidInput("database.url: only sslmode=disable is supported yet; put TLS in front (a local proxy)")
+        }
+        var configuration = PostgresClient.Configuration(
+            host: host, port: components.port ?? 5432, username: components.user?.removingPercentEncoding ?? "postgres",
+            password: components.password?.removingPercentEncoding, database: database.isEmpty ? nil : database, tls: .disable)
+        configuration.options.maximumConnections = max(1, poolSize)
+        configuration.options.minimumConnections = 0
+        configuration.options.connectTimeout = .seconds(3)
+        return configuration
+    }
+
+    public func shutdown() async {
+        runner.cancel()
+        _ = await runner.value
+    }
+
+    // MARK: Running operations
+
+    /// Runs `body` with a deadline: a database that stops answering becomes a 503, not a hung request.
+    func withDeadline<T: Sendable>(_ deadline: Duration? = nil, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let limit = deadline ?? operationTimeout
+        return try await withThrowingTaskGroup(of: T.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                throw StoreUnavailableError("the database did not answer within \(limit)")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+
+    /// Classes of database error the store treats specially.
+    enum Failure {
+        case uniqueViolation, retryable, other
+    }
+
+    /// The error inside postgres-nio's transaction wrapper, if any.
+    static func unwrap(_ error: any Error) -> any Error {
+        if let wrapped = error as? PostgresTransactionError {
+            return wrapped.closureError ?? wrapped.commitError ?? wrapped.beginError ?? error
+        }
+        return error
+    }
+
+    static func classify(_ error: any Error) -> Failure {
+        guard let error = unwrap(error) as? PSQLError, let state = error.serverInfo?[.sqlState] else { return .other }
+        switch state {
+        case "23505": return .uniqueViolation
+        case "40001", "40P01": return .retryable
+        default: return .other
+        }
+    }
+
+    /// Most attempts for a transaction that hits a deadlock or serialization failure.
+    static let maximumAttempts = 4
+
+    /// Runs a transaction: retried on deadlock / serialization failure (bounded), `uniqueViolation` handed to
+    /// `onUnique` when given, every other failure turned into `StoreUnavailableError`.
+    func transaction<T: Sendable>(
+        _ name: String, onUnique: (@Sendable () async throws -> T)? = nil,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        for attempt in 1...Self.maximumAttempts {
+            do {
+                return try await withDeadline { [client, logger] in
+                    try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+                }
+            } catch let error as StoreUnavailableError {
+                throw error
+            } catch {
+                // A deliberate rollback carries its outcome to the caller unchanged.
+                if let signal = Self.unwrap(error) as? any TransactionRollback { throw signal }
+                let failure = Self.classify(error)
+                if failure == .uniqueViolation, let onUnique { return try await onUnique() }
+                if failure == .retryable, attempt < Self.maximumAttempts {
+                    try? await Task.sleep(for: .milliseconds(5 * attempt))
+                    continue
+                }
+                logger.error("\(name) failed", metadata: ["error": "\(String(reflecting: Self.unwrap(error)))"])
+                throw StoreUnavailableError("\(name): \(Self.unwrap(error))")
+            }
+        }
+        throw StoreUnavailableError("\(name): too many retries")
+    }
+
+    /// Runs one query outside an explicit transaction (a single statement commits on its own).
+    func query<T: Sendable>(_ name: String, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
+        do {
+            return try await withDeadline { [client] in try await body(client) }
+        } catch let error as StoreUnavailableError {
+            throw error
+        } catch {
+            logger.error("\(name) failed", metadata: ["error": "\(String(reflecting: error))"])
+            throw StoreUnavailableError("\(name): \(error)")
+        }
+    }
+}
+
+extension PostgresStore: StoreLifecycle {}
+
+/// Thrown inside a transaction to roll it back on purpose; `transaction` rethrows it as is.
+protocol TransactionRollback: Error {}
+
+extension PostgresRowSequence {
+    /// Every row, decoded.
+    func all<each Column: PostgresDecodable>(_ type: (repeat each Column).Type) async throws -> [(repeat each Column)] {
+        var rows: [(repeat each Column)] = []
+        for try await row in self.decode(type) { rows.append(row) }
+        return rows
+    }
+
+    /// The first row, decoded; the rest are drained.
+    func first<each Column: PostgresDecodable>(_ type: (repeat each Column).Type) async throws -> (repeat each Column)? {
+        try await all(type).first
+    }
+}
+
+extension PostgresConnection {
+    /// Logger for individual statements: quiet (failures are logged once, by the operation).
+    static let statementLogger = Logger(label: "latch.postgres.statement", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// Runs one statement with bound parameters.
+    @discardableResult
+    func run(_ query: PostgresQuery) async throws -> PostgresRowSequence {
+        try await self.query(query, logger: Self.statementLogger)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import LatchCore
+@testable import LatchPostgres
+import Logging
+import PostgresNIO
+import Testing
+
+/// Throwaway PostgreSQL databases for tests, on the cluster named by `LATCH_TEST_POSTGRES_URL`
+/// (scripts/with-postgres.sh starts one). Without it these tests are skipped — and with
+/// `LATCH_REQUIRE_POSTGRES=1` (CI) that skip is a failure.
+enum PostgresTestDatabase {
+    static let adminURL = ProcessInfo.processInfo.environment["LATCH_TEST_POSTGRES_URL"]
+    static var isConfigured: Bool { adminURL != nil }
+    static let skipReason: Comment = "LATCH_TEST_POSTGRES_URL is not set: PostgreSQL tests skipped (scripts/test.sh starts a throwaway cluster)"
+
+    /// Creates an empty database, runs `body` with its URL, drops it.
+    static func withFresh<T>(_ body: (String) async throws -> T) async throws -> T {
+        let admin = try #require(adminURL)
+        let name = "latch_test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        try await adminQuery(admin, "CREATE DATABASE \(name)")
+        var components = URLComponents(string: admin)!
+        components.path = "/" + name
+        do {
+            let result = try await body(components.string!)
+            try await adminQuery(admin, "DROP DATABASE \(name) WITH (FORCE)")
+            return result
+        } catch {
+            try? await adminQuery(admin, "DROP DATABASE \(name) WITH (FORCE)")
+            throw error
+        }
+    }
+
+    /// Opens a store on a fresh database for `body`.
+    static func withFreshStore<T>(_ body: (PostgresStore, String) async throws -> T) async throws -> T {
+        try await withFresh { url in
+            let store = try await PostgresStore.connect(url: url, poolSize: 8)
+            do {
+                let result = try await body(store, url)
+                await store.shutdown()
+                return result
+            } catch {
+                await store.shutdown()
+                throw error
+            }
+        }
+    }
+
+    /// Runs one statement as the admin user.
+    static func adminQuery(_ url: String, _ sql: String) async throws {
+        let client = PostgresClient(configuration: try PostgresStore.configuration(url: url, poolSize: 1))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            try await client.query(PostgresQuery(unsafeSQL: sql))
+            group.cancelAll()
+        }
+    }
+}
+
+@Suite("PostgreSQL availability")
+struct PostgresAvailabilityTests {
+    @Test("When CI requires PostgreSQL, it is configured (a skipped PostgreSQL suite must not pass CI)")
+    func requiredWhenAsked() {
+        if ProcessInfo.processInfo.environment["LATCH_REQUIRE_POSTGRES"] == "1" {
+            #expect(PostgresTestDatabase.isConfigured, "LATCH_REQUIRE_POSTGRES=1 but LATCH_TEST_POSTGRES_URL is not set")
+        }
+    }
+}

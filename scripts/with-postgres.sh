@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs a command with a throwaway PostgreSQL cluster on a loopback port, then stops it and deletes it.
+#   scripts/with-postgres.sh swift test
+# Exports LATCH_TEST_POSTGRES_URL (a superuser URL; the tests create one database per test) and
+# LATCH_TEST_PG_CTL (a command that stops/starts this cluster, for the fault tests).
+# Needs PostgreSQL's server binaries (Debian: apt-get install -y postgresql). As root, the cluster runs as the
+# `postgres` user (initdb refuses root).
+set -euo pipefail
+bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
+  echo "with-postgres: no PostgreSQL server binaries found (apt-get install -y postgresql)" >&2
+  exit 3
+fi
+dir=$(mktemp -d /tmp/latch-pg.XXXXXX)
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+runas=()
+if [ "$(id -u)" = 0 ]; then
+  chown postgres "$dir"
+  runas=(su postgres -s /bin/sh -c)
+else
+  runas=(sh -c)
+fi
+"${runas[@]}" "'$bindir/initdb' -D '$dir/data' -U latch --auth=trust -E UTF8 >'$dir/initdb.log' 2>&1"
+cat > "$dir/pgctl" <<CTL
+#!/bin/sh
+# stop | start: this test cluster only.
+exec ${runas[*]:0:${#runas[@]}-1} ${runas[${#runas[@]}-1]} "'$bindir/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -o \"-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on -c synchronous_commit=on\" \$1"
+CTL
+chmod +x "$dir/pgctl"
+"$dir/pgctl" start >/dev/null
+cleanup() {
+  "$dir/pgctl" stop >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+export LATCH_TEST_POSTGRES_URL="postgres://latch@127.0.0.1:$port/postgres"
+export LATCH_TEST_PG_CTL="$dir/pgctl"
+echo "with-postgres: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on 127.0.0.1:$port ($dir)"
+"$@"
