@@ -21,10 +21,15 @@ else
   runas=(sh -c)
 fi
 "${runas[@]}" "'$bindir/initdb' -D '$dir/data' -U latch --auth=trust -E UTF8 >'$dir/initdb.log' 2>&1"
+options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on -c synchronous_commit=on"
 cat > "$dir/pgctl" <<CTL
-#!/bin/sh
-# stop | start: this test cluster only.
-exec ${runas[*]:0:${#runas[@]}-1} ${runas[${#runas[@]}-1]} "'$bindir/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -o \"-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on -c synchronous_commit=on\" \$1"
+#!/bin/bash
+# pgctl stop|start: stops or starts this test cluster only (the fault tests use it).
+# Descriptors above 2 are closed first: the server is a daemon and must not inherit the caller's (a test
+# runner that waits for them to close would wait for the server to exit).
+for fd in /proc/\$\$/fd/*; do n=\${fd##*/}; [ "\$n" -gt 2 ] 2>/dev/null && eval "exec \$n>&-"; done
+cmd="'$bindir/pg_ctl' -D '$dir/data' -l '$dir/server.log' -w -o '$options' \$1"
+if [ "\$(id -u)" = 0 ]; then exec su postgres -s /bin/sh -c "\$cmd"; else exec sh -c "\$cmd"; fi
 CTL
 chmod +x "$dir/pgctl"
 "$dir/pgctl" start >/dev/null

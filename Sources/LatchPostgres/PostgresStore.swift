@@ -79,16 +79,28 @@ public final class PostgresStore: Sendable {
     // MARK: Running operations
 
     /// Runs `body` with a deadline: a database that stops answering becomes a 503, not a hung request.
+    ///
+    /// The work runs in its own task and is *abandoned* (cancelled, not awaited) at the deadline: a call stuck on a
+    /// dead connection must not hold the request. Its transaction then either commits or not, which is what a
+    /// 503 means — the client retries, and single-use values and rotation make the retry safe.
     func withDeadline<T: Sendable>(_ deadline: Duration? = nil, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let limit = deadline ?? operationTimeout
-        return try await withThrowingTaskGroup(of: T.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: limit)
-                throw StoreUnavailableError("the database did not answer within \(limit)")
+        let work = Task { try await body() }
+        let outcome = Once<T>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                outcome.install(continuation)
+                Task {
+                    let result = await work.result
+                    outcome.resolve(result)
+                }
+                Task {
+                    try? await Task.sleep(for: limit)
+                    if outcome.resolve(.failure(StoreUnavailableError("the database did not answer within \(limit)"))) { work.cancel() }
+                }
             }
-            defer { group.cancelAll() }
-            return try await group.next()!
+        } onCancel: {
+            work.cancel()
         }
     }
 
@@ -186,5 +198,46 @@ extension PostgresConnection {
     @discardableResult
     func run(_ query: PostgresQuery) async throws -> PostgresRowSequence {
         try await self.query(query, logger: Self.statementLogger)
+    }
+}
+
+/// Resumes a continuation with the first of several racing results; later ones are dropped.
+final class Once<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var continuation: CheckedContinuation<T, any Error>?
+    private var pending: Result<T, any Error>?
+    private var done = false
+
+    /// Installs the continuation (a result that arrived first is delivered at once).
+    func install(_ continuation: CheckedContinuation<T, any Error>) {
+        lock.lock()
+        if let pending {
+            done = true
+            lock.unlock()
+            continuation.resume(with: pending)
+            return
+        }
+        self.continuation = continuation
+        lock.unlock()
+    }
+
+    /// Offers a result; `true` when it won.
+    @discardableResult
+    func resolve(_ result: Result<T, any Error>) -> Bool {
+        lock.lock()
+        guard !done, pending == nil else {
+            lock.unlock()
+            return false
+        }
+        guard let continuation else {
+            pending = result
+            lock.unlock()
+            return true
+        }
+        done = true
+        self.continuation = nil
+        lock.unlock()
+        continuation.resume(with: result)
+        return true
     }
 }

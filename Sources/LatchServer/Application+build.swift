@@ -3,6 +3,7 @@ import Hummingbird
 import LatchCore
 import LatchJOSE
 import LatchModel
+import LatchPostgres
 import LatchSQLite
 import Logging
 import ServiceLifecycle
@@ -37,11 +38,20 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
 
 /// Closes the store after the HTTP server has stopped (services shut down in reverse order).
 struct StoreCloser: Service {
-    let close: @Sendable () -> Void
+    let store: any StoreLifecycle
     func run() async throws {
         try? await gracefulShutdown()
-        close()
+        await store.shutdown()
     }
+}
+
+/// The store the configuration names: PostgreSQL for `database.url`, else SQLite in the data folder.
+public func openStore(_ configuration: LatchConfiguration, logger: Logger) async throws -> any LatchStore & StoreLifecycle {
+    if let url = configuration.databaseURL {
+        return try await PostgresStore.connect(
+            url: url, poolSize: configuration.databasePoolSize, operationTimeout: .seconds(configuration.databaseTimeout), logger: logger)
+    }
+    return try SQLiteStore(directory: configuration.dataDirectory, logger: logger)
 }
 
 /// The key-encryption key: from configuration, or from `<data dir>/master.key` (created 0600 on first start).
@@ -73,18 +83,18 @@ public enum KeyEncryptionKeyFile {
     }
 }
 
-/// Builds the whole service on the embedded SQLite store in `configuration.dataDirectory`.
+/// Builds the whole service: on PostgreSQL when `database.url` is set, else on SQLite in the data folder.
 public func buildApplication(
     configuration: LatchConfiguration, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> some ApplicationProtocol {
-    let store = try SQLiteStore(directory: configuration.dataDirectory, logger: logger)
+    let store = try await openStore(configuration, logger: logger)
     let services: LatchServices
     do {
         services = try await LatchServices.make(
             configuration: configuration, store: store,
             keyEncryptionKey: try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration), logger: logger)
     } catch {
-        store.close()
+        await store.shutdown()
         throw error
     }
     if let token = services.generatedAdminToken {
@@ -102,7 +112,7 @@ public func buildApplication(
         onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
         logger: logger)
     app.addServices(
-        StoreCloser(close: { store.close() }),
+        StoreCloser(store: store),
         Housekeeping(services: services, interval: .seconds(configuration.housekeepingInterval), logger: logger))
     return app
 }

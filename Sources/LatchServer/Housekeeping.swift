@@ -13,17 +13,38 @@ struct Housekeeping: Service {
     static let batch = 1000
     static let maximumBatchesPerRound = 50
 
+    /// Keys and clients are re-read at least this often, so a change made on another replica (a rotated
+    /// signing key, a new client) is published here within seconds.
+    static let reloadInterval: Duration = .seconds(10)
+
     func run() async throws {
         // Graceful shutdown cancels the sleep; a round in progress finishes first.
         try? await cancelWhenGracefulShutdown {
+            let tick = min(interval, Self.reloadInterval)
+            var sincePurge: Duration = .zero
             while !Task.isCancelled {
-                try await Task.sleep(for: interval)
-                await runOnce()
+                try await Task.sleep(for: tick)
+                sincePurge += tick
+                if sincePurge >= interval {
+                    sincePurge = .zero
+                    await runOnce()
+                } else {
+                    await reload()
+                }
             }
         }
     }
 
-    /// One round; failures are logged and retried next round.
+    func reload() async {
+        do {
+            try await services.keys.reload()
+            try await services.clients.reload()
+        } catch {
+            logger.warning("reload failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// One round: purge, drop old keys, reload; failures are logged and retried next round.
     func runOnce() async {
         do {
             let now = services.clock.seconds()

@@ -44,6 +44,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Public base URL, the iss of every token (config issuer; default http://<host>:<port>).")
     var issuer: String?
 
+    @Option(help: "postgres://user:password@host:port/db to run on PostgreSQL (config database.url; default SQLite).")
+    var database: String?
+
     @OptionGroup var deployment: DeploymentOptions
 
     func run() async throws {
@@ -51,6 +54,7 @@ struct Serve: AsyncParsableCommand {
         if let host { extra["http.host"] = .string(host) }
         if let port { extra["http.port"] = .int(port) }
         if let issuer { extra["issuer"] = .string(issuer) }
+        if let database { extra["database.url"] = .string(database) }
         let configuration = try await deployment.load(extra: extra)
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in

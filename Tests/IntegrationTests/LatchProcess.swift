@@ -116,7 +116,8 @@ func run(_ executable: String, _ arguments: [String], environment: [String: Stri
     while process.isRunning {
         guard Date() < deadline else {
             process.terminate()
-            throw ProcessFailure("\(executable) timed out")
+            let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            throw ProcessFailure("\(executable) \(arguments) timed out; output so far: \(output.suffix(2000))")
         }
         try await Task.sleep(for: .milliseconds(50))
     }

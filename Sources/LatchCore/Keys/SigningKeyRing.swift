@@ -19,6 +19,8 @@ public final class SigningKeyRing: Sendable {
     }
 
     private let snapshot: Mutex<Snapshot>
+    /// When a reload was last asked for by an unknown `kid` (rate limit).
+    private let lastMissReload = Mutex<Int64>(.min)
     private let store: any SigningKeyStore
     private let sealer: KeySealer
     private let clock: LatchClock
@@ -97,6 +99,21 @@ public final class SigningKeyRing: Sendable {
 
     /// The published key with this `kid`, if any.
     public func verificationKey(kid: String) -> PublicKey? { snapshot.withLock { $0.verificationKeys[kid] } }
+
+    /// The key with this `kid`; an unknown one first reloads from the store (at most once a second), so a key
+    /// rotated on another replica is found before its tokens are refused.
+    public func verificationKeyReloading(kid: String) async throws -> PublicKey? {
+        if let key = verificationKey(kid: kid) { return key }
+        let now = clock.seconds()
+        let due = lastMissReload.withLock { last in
+            guard now - last >= 1 else { return false }
+            last = now
+            return true
+        }
+        guard due else { return nil }
+        try await reload()
+        return verificationKey(kid: kid)
+    }
 
     /// The published keys.
     public var jwks: JSONWebKeySet { snapshot.withLock { $0.jwks } }

@@ -44,20 +44,23 @@ public struct SessionService: Sendable {
     /// - Step 3. The session exists, is live, and belongs to `sub`.
     public func authenticate(accessToken: String) async throws -> SignedInCaller {
         // Step 1.
+        let parsed: ParsedJWS
+        do {
+            parsed = try ParsedJWS(accessToken)
+        } catch {
+            throw LatchError.invalidToken("the access token is malformed")
+        }
+        guard parsed.header["typ"]?.stringValue?.lowercased() == "at+jwt" else {
+            throw LatchError.invalidToken("not an access token")
+        }
+        guard let kid = parsed.keyID, let key = try await keys.verificationKeyReloading(kid: kid) else {
+            throw LatchError.invalidToken("the access token's key is unknown")
+        }
         let verified: VerifiedJWS
         do {
-            let parsed = try ParsedJWS(accessToken)
-            guard parsed.header["typ"]?.stringValue?.lowercased() == "at+jwt" else {
-                throw LatchError.invalidToken("not an access token")
-            }
-            guard let kid = parsed.keyID, let key = keys.verificationKey(kid: kid) else {
-                throw LatchError.invalidToken("the access token's key is unknown")
-            }
             verified = try parsed.verify(with: key)
-        } catch let error as LatchError {
-            throw error
         } catch {
-            throw LatchError.invalidToken("the access token is malformed or its signature does not verify")
+            throw LatchError.invalidToken("the access token's signature does not verify")
         }
         // Step 2.
         let claims = verified.claims

@@ -15,6 +15,9 @@ import Logging
 /// | `http.host` | `127.0.0.1` | address to listen on (`--host`) |
 /// | `http.port` | `8080` | port to listen on (`--port`) |
 /// | `data.dir` | `./latch-data` | folder of the SQLite database and the key-encryption key (`--data-dir`) |
+/// | `database.url` | none: SQLite in `data.dir` | `postgres://user:password@host:port/db`: the scale-out store (`--database`) |
+/// | `database.poolSize` | `16` | PostgreSQL connections per replica |
+/// | `database.timeout` | `5` | seconds a PostgreSQL operation may take before the request answers 503 |
 /// | `issuer` | `http://<host>:<port>` | public base URL; the `iss` of every token |
 /// | `keys.algorithm` | `ES256` | algorithm of newly generated signing keys (`ES256` or `RS256`) |
 /// | `keys.encryptionKey` | file `<data.dir>/master.key` | base64 of the 32-byte key sealing signing keys at rest; every replica needs the same |
@@ -38,6 +41,11 @@ public struct LatchConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var dataDirectory = "./latch-data"
+    /// A PostgreSQL URL; nil means SQLite in `dataDirectory`.
+    public var databaseURL: String?
+    public var databasePoolSize = 16
+    /// Seconds before a PostgreSQL operation is given up (503).
+    public var databaseTimeout: Int64 = 5
     public var issuer: String?
     public var signingAlgorithm: JWSAlgorithm = .ES256
     /// 32 bytes; when nil, read from (or created in) `<dataDirectory>/master.key`.
@@ -87,6 +95,12 @@ public struct LatchConfiguration: Sendable {
         port = reader.int(forKey: "http.port", default: port)
         guard (0...65535).contains(port) else { throw LatchError.invalidInput("configuration http.port is out of range") }
         dataDirectory = reader.string(forKey: "data.dir", default: dataDirectory)
+        databaseURL = reader.string(forKey: "database.url", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
+        if let databaseURL, !(databaseURL.hasPrefix("postgres://") || databaseURL.hasPrefix("postgresql://")) {
+            throw LatchError.invalidInput("configuration database.url must be a postgres:// URL")
+        }
+        databasePoolSize = Int(try positive("database.poolSize", Int64(databasePoolSize)))
+        databaseTimeout = try positive("database.timeout", databaseTimeout)
         issuer = reader.string(forKey: "issuer")
         if let issuer, URL(string: issuer)?.scheme == nil {
             throw LatchError.invalidInput("configuration issuer must be an absolute URL")

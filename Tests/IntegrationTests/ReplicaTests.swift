@@ -1,0 +1,211 @@
+import Foundation
+import LatchJOSE
+import LatchModel
+import LatchTesting
+import Synchronization
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// PostgreSQL for these tests: the cluster of scripts/with-postgres.sh (skipped without it).
+enum TestPostgres {
+    static let adminURL = ProcessInfo.processInfo.environment["LATCH_TEST_POSTGRES_URL"]
+    static let pgctl = ProcessInfo.processInfo.environment["LATCH_TEST_PG_CTL"]
+    static var isConfigured: Bool { adminURL != nil }
+
+    /// A new empty database on the test cluster; its URL.
+    static func freshDatabase() async throws -> String {
+        let admin = try #require(adminURL)
+        let name = "latch_it_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+        let (status, output) = try await run("/usr/bin/env", ["psql", admin, "-q", "-c", "CREATE DATABASE \(name)"])
+        guard status == 0 else { throw ProcessFailure("createdb failed: \(output)") }
+        var components = URLComponents(string: admin)!
+        components.path = "/" + name
+        return components.string!
+    }
+}
+
+/// Status counts and each worker's last acknowledged token, shared by load tasks.
+final class Tally: Sendable {
+    let counts = Mutex<[Int: Int]>([:])
+    let acknowledged = Mutex<[Int: String]>([:])
+    func add(_ status: Int) { counts.withLock { $0[status, default: 0] += 1 } }
+    subscript(status: Int) -> Int { counts.withLock { $0[status] ?? 0 } }
+    var statuses: Set<Int> { counts.withLock { Set($0.keys) } }
+}
+
+@Suite("Replicas on PostgreSQL", .serialized, .enabled(if: TestPostgres.isConfigured, "LATCH_TEST_POSTGRES_URL is not set: replica tests skipped"))
+struct ReplicaTests {
+    static let adminToken = "replica-test-admin-token-0123456"
+    static let keyEncryptionKey = Data((0..<32).map { UInt8($0) }).base64EncodedString()
+
+    func replica(_ directory: TemporaryDirectory, _ name: String, database: String, extra: [String: String] = [:]) throws -> LatchServer {
+        let server = try LatchServer(
+            dataDirectory: directory.path + "/" + name, port: try freePort(),
+            environment: [
+                "LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH_DATABASE_URL": database, "LATCH_KEYS_ENCRYPTION_KEY": Self.keyEncryptionKey,
+                "LATCH_ISSUER": "https://id.replicas.test", "LATCH_LOG_LEVEL": "warning",
+            ].merging(extra) { _, new in new })
+        return server
+    }
+
+    static func assertion(subject: String, jti: String = UUID().uuidString) throws -> String {
+        try Assertions.federated(issuer: "acme", keyID: "k1", subject: subject, now: Int64(Date().timeIntervalSince1970), jti: jti).sign(with: TestKeys.rsa)
+    }
+
+    static func token(_ base: String, _ form: [String: String]) async throws -> (Int, JSONValue) {
+        try await http("POST", base + "/oauth2/token", form: form)
+    }
+
+    static func signIn(_ base: String, _ subject: String) async throws -> (Int, JSONValue) {
+        try await token(base, ["grant_type": GrantType.jwtBearer, "assertion": try assertion(subject: subject)])
+    }
+
+    static func setUp(_ base: String, users: [String]) async throws {
+        var request = URLRequest(url: URL(string: base + "/admin/v1/issuers")!)
+        request.httpMethod = "POST"
+        request.setValue("Bearer \(adminToken)", forHTTPHeaderField: "Authorization")
+        request.httpBody = try JSONEncoder().encode(AdminIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation))
+        _ = try await URLSession.shared.data(for: request)
+        for user in users {
+            var registration = URLRequest(url: URL(string: base + "/v1/registrations")!)
+            registration.httpMethod = "POST"
+            registration.httpBody = try JSONEncoder().encode(RegistrationRequest(challengeType: .fsso, answer: try assertion(subject: user)))
+            let (_, response) = try await URLSession.shared.data(for: registration)
+            #expect((response as? HTTPURLResponse)?.statusCode == 201)
+        }
+    }
+
+    /// The generation a refresh token carries.
+    static func generation(_ token: String) -> Int64? {
+        let parts = token.dropFirst(4).split(separator: ".")
+        return parts.count == 3 ? Int64(parts[1]) : nil
+    }
+
+    @Test("Two replicas share users, sessions and revocations; races on one refresh token or one jti keep their invariants")
+    func twoReplicas() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await TestPostgres.freshDatabase()
+        let a = try replica(directory, "a", database: database)
+        let b = try replica(directory, "b", database: database)
+        try await a.waitUntilListening()
+        try await b.waitUntilListening()
+        try await Self.setUp(a.base, users: ["alice"] + (0..<10).map { "racer\($0)" })
+
+        // Registered on A, signed in on B, refreshed on A.
+        let (signInStatus, onB) = try await Self.signIn(b.base, "alice")
+        #expect(signInStatus == 200)
+        let (refreshStatus, onA) = try await Self.token(a.base, ["grant_type": "refresh_token", "refresh_token": onB["refresh_token"]!.stringValue!])
+        #expect(refreshStatus == 200)
+        let access = try #require(onA["access_token"]?.stringValue)
+        #expect(try await http("GET", a.base + "/oauth2/userinfo", bearer: access).0 == 200)
+        // Global sign-out on B: A refuses the session at once.
+        #expect(try await http("POST", b.base + "/v1/me/global-sign-out", bearer: access).0 == 200)
+        #expect(try await http("GET", a.base + "/oauth2/userinfo", bearer: access).0 == 401)
+        #expect(try await http("GET", b.base + "/oauth2/userinfo", bearer: access).0 == 401)
+
+        // The same refresh token at both replicas at once, 10 families: never two live successors.
+        for index in 0..<10 {
+            let (_, signedIn) = try await Self.signIn(a.base, "racer\(index)")
+            let refreshToken = try #require(signedIn["refresh_token"]?.stringValue)
+            async let onA = Self.token(a.base, ["grant_type": "refresh_token", "refresh_token": refreshToken])
+            async let onB = Self.token(b.base, ["grant_type": "refresh_token", "refresh_token": refreshToken])
+            let answers = try await [onA, onB]
+            #expect(answers.allSatisfy { $0.0 == 200 || ($0.0 == 400 && $0.1["error"] == "invalid_grant") }, "\(answers)")
+            let issued = answers.compactMap { $0.1["refresh_token"]?.stringValue }.sorted { Self.generation($0)! < Self.generation($1)! }
+            #expect(!issued.isEmpty)
+            #expect(Set(issued.compactMap(Self.generation)).count == issued.count, "two answers carried the same generation")
+            if issued.count == 2 {
+                // The older successor is dead: presenting it is reuse (and ends the family, by design).
+                let stale = try await Self.token(b.base, ["grant_type": "refresh_token", "refresh_token": issued[0]])
+                #expect(stale.0 == 400)
+            } else {
+                #expect(try await Self.token(b.base, ["grant_type": "refresh_token", "refresh_token": issued[0]]).0 == 200)
+            }
+        }
+
+        // The same assertion (one jti) at both replicas at once, 10 times: exactly one sign-in.
+        for index in 0..<10 {
+            let assertion = try Self.assertion(subject: "racer\(index)")
+            async let onA = Self.token(a.base, ["grant_type": GrantType.jwtBearer, "assertion": assertion])
+            async let onB = Self.token(b.base, ["grant_type": GrantType.jwtBearer, "assertion": assertion])
+            let statuses = try await [onA.0, onB.0].sorted()
+            #expect(statuses == [200, 400], "jti race \(index): \(statuses)")
+        }
+        #expect(try await a.terminate() == 0)
+        #expect(try await b.terminate() == 0)
+    }
+
+    @Test("PostgreSQL stops mid-load: 503s (never 500, never a hang); it comes back and Latch recovers; nothing acknowledged is lost")
+    func databaseOutage() async throws {
+        let pgctl = try #require(TestPostgres.pgctl, "LATCH_TEST_PG_CTL is needed to stop and start the cluster")
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await TestPostgres.freshDatabase()
+        // A long grace window: a refresh that committed while its answer was lost (503) can be retried.
+        let server = try replica(directory, "a", database: database, extra: ["LATCH_TOKENS_REFRESH_GRACE": "600", "LATCH_DATABASE_TIMEOUT": "1"])
+        try await server.waitUntilListening()
+        let workers = 4
+        try await Self.setUp(server.base, users: (0..<workers).map { "worker\($0)" })
+
+        let tally = Tally()
+        let stopAt = Date().addingTimeInterval(1.5)
+        let restartAt = Date().addingTimeInterval(4)
+        let endAt = Date().addingTimeInterval(6)
+        let controller = Task {
+            try await Task.sleep(for: .seconds(stopAt.timeIntervalSinceNow))
+            _ = try await run(pgctl, ["stop"], timeout: 30)
+            try await Task.sleep(for: .seconds(max(0, restartAt.timeIntervalSinceNow)))
+            _ = try await run(pgctl, ["start"], timeout: 30)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    var latest: String?
+                    var rounds = 0
+                    while Date() < endAt, rounds < 2000 {
+                        rounds += 1
+                        let (status, body): (Int, JSONValue)
+                        if let token = latest {
+                            (status, body) = try await Self.token(server.base, ["grant_type": "refresh_token", "refresh_token": token])
+                        } else {
+                            (status, body) = try await Self.signIn(server.base, "worker\(worker)")
+                        }
+                        tally.add(status)
+                        if status == 200, let next = body["refresh_token"]?.stringValue {
+                            latest = next
+                            tally.acknowledged.withLock { $0[worker] = next }
+                        } else if status != 503 {
+                            Issue.record("worker \(worker): unexpected \(status) \(body)")
+                        } else {
+                            try await Task.sleep(for: .milliseconds(50))
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try await controller.value
+        #expect(tally[503] > 0, "the outage was not observed")
+        #expect(tally[200] > 0)
+        #expect(tally.statuses.isSubset(of: [200, 503]), "\(tally.statuses)")
+        #expect(server.process.isRunning, "latch must survive the outage")
+
+        // Recovery without restarting Latch.
+        var ready = false
+        for _ in 0..<100 where !ready {
+            ready = (try? await http("GET", server.base + "/health/ready").0) == 200
+            if !ready { try await Task.sleep(for: .milliseconds(200)) }
+        }
+        #expect(ready, "latch did not recover after PostgreSQL came back")
+        // Every worker's last acknowledged refresh token is still good.
+        for (worker, token) in tally.acknowledged.withLock({ $0 }) {
+            let (status, body) = try await Self.token(server.base, ["grant_type": "refresh_token", "refresh_token": token])
+            #expect(status == 200, "worker \(worker): acknowledged token refused after recovery: \(body)")
+        }
+        #expect(try await server.terminate() == 0)
+    }
+}
