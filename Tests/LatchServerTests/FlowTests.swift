@@ -402,3 +402,38 @@ struct RefreshTokenIntegrityTests {
         #expect(other.parse(token) == nil)
     }
 }
+
+@Suite("Key reload on an unknown kid")
+struct UnknownKidTests {
+    @Test("An access token naming an unknown kid reloads keys (rate-limited) and is refused — no crash on the first miss")
+    func unknownKid() async throws {
+        try await Deployment.make().run { client in
+            let forged = try JWTBuilder(header: ["kid": "never-published", "typ": "at+jwt"], claims: ["sub": "a", "sid": "b"]).sign(with: TestKeys.p256)
+            for _ in 0..<3 {
+                #expect(try await client.get("/oauth2/userinfo", bearer: forged).code == "invalid_token")
+            }
+        }
+    }
+
+    @Test("A key rotated by another process is found on first use, before the periodic reload")
+    func rotatedElsewhere() async throws {
+        try await Deployment.make().run { client in
+            try await client.addIssuer()
+            _ = try await client.registerFederated()
+            // Another replica rotates the key directly in the shared store.
+            let sealer = try KeySealer(keyEncryptionKey: [UInt8](repeating: 7, count: 32))
+            _ = try await SigningKeyRing.rotate(
+                store: client.deployment.store, sealer: sealer, clock: client.deployment.clock.clock, random: .system, algorithm: .ES256)
+            // That replica signs with the new key; this one has not reloaded yet.
+            let other = try await SigningKeyRing.load(
+                store: client.deployment.store, sealer: sealer, clock: client.deployment.clock.clock, random: .system, algorithm: .ES256,
+                publicationAfterRetirement: 3700)
+            let minter = TokenMinter(keys: other, settings: TokenSettings(issuer: "https://latch.test"), random: .system)
+            let tokens = try await client.signInFederated()
+            let session = try #require(try await client.deployment.store.session(id: String(tokens.refreshToken.dropFirst(4).split(separator: ".")[0])))
+            let user = try #require(try await client.deployment.store.user(id: session.userID))
+            let fromOther = try minter.response(user: user, session: session, refreshToken: "x", now: client.deployment.now)
+            #expect(try await client.get("/oauth2/userinfo", bearer: fromOther.accessToken).status == .ok)
+        }
+    }
+}

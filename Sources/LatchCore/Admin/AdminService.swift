@@ -8,7 +8,7 @@ import Synchronization
 public final class AdminAuthenticator: Sendable {
     private let store: any AdminTokenStore
     private let clock: LatchClock
-    private let cache = Mutex<(hashes: [Data], loadedAt: Int64)>(([], .min))
+    private let cache = Mutex<(hashes: [Data], loadedAt: Int64?)>(([], nil))
 
     public init(store: any AdminTokenStore, clock: LatchClock) {
         self.store = store
@@ -44,7 +44,7 @@ public final class AdminAuthenticator: Sendable {
         let hash = Secrets.hash(token)
         if matches(hash) { return true }
         let now = clock.seconds()
-        guard cache.withLock({ now - $0.loadedAt >= 5 }) else { return false }
+        guard cache.withLock({ state in state.loadedAt.map { now - $0 >= 5 } ?? true }) else { return false }
         try await reload()
         return matches(hash)
     }

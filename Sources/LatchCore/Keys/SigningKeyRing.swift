@@ -20,7 +20,7 @@ public final class SigningKeyRing: Sendable {
 
     private let snapshot: Mutex<Snapshot>
     /// When a reload was last asked for by an unknown `kid` (rate limit).
-    private let lastMissReload = Mutex<Int64>(.min)
+    private let lastMissReload = Mutex<Int64?>(nil)
     private let store: any SigningKeyStore
     private let sealer: KeySealer
     private let clock: LatchClock
@@ -106,7 +106,7 @@ public final class SigningKeyRing: Sendable {
         if let key = verificationKey(kid: kid) { return key }
         let now = clock.seconds()
         let due = lastMissReload.withLock { last in
-            guard now - last >= 1 else { return false }
+            if let previous = last, now - previous < 1 { return false }
             last = now
             return true
         }

@@ -8,7 +8,7 @@ import Synchronization
 public final class ClientRegistry: Sendable {
     private struct State {
         var clients: [String: Client] = [:]
-        var loadedAt: Int64 = .min
+        var loadedAt: Int64?
     }
 
     private let store: any ClientStore
@@ -28,7 +28,7 @@ public final class ClientRegistry: Sendable {
         let id = (clientID?.isEmpty ?? true) ? defaultClientID : clientID!
         if let client = state.withLock({ $0.clients[id] }) { return client }
         let now = clock.seconds()
-        if state.withLock({ now - $0.loadedAt >= 1 }) {
+        if state.withLock({ state in state.loadedAt.map { now - $0 >= 1 } ?? true }) {
             try await reload()
             if let client = state.withLock({ $0.clients[id] }) { return client }
         }
