@@ -171,7 +171,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["LatchModel", "LatchJOSE", "LatchTesting"],
+            dependencies: ["LatchModel", "LatchJOSE", "LatchTesting", "LatchServer"],
             swiftSettings: swiftSettings
         ),
     ]

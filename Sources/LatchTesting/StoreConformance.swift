@@ -19,13 +19,15 @@ public enum StoreConformance {
         public var testDescription: String { name }
     }
 
-    static func user(_ name: String, now: Int64 = 1000, issuer: String? = nil) -> User {
+    /// A user named `name` (federated when `issuer` is given).
+    public static func user(_ name: String, now: Int64 = 1000, issuer: String? = nil) -> User {
         User(
             id: "u-\(name)", username: name, kind: issuer == nil ? .test : .federated, issuer: issuer, subject: issuer == nil ? nil : name,
             claims: [:], createdAt: now)
     }
 
-    static func register(_ store: any LatchStore, _ user: User, jti: String = UUID().uuidString, registrationID: String? = nil) async throws {
+    /// Registers `user` with a P-256 device key `dk`.
+    public static func register(_ store: any LatchStore, _ user: User, jti: String = UUID().uuidString, registrationID: String? = nil) async throws {
         let outcome = try await store.register(
             NewRegistration(
                 user: user, deviceKey: DeviceKey(userID: user.id, keyID: "dk", key: TestKeys.p256.publicKey, createdAt: user.createdAt),
@@ -33,11 +35,13 @@ public enum StoreConformance {
         guard case .created = outcome else { throw LatchError(.serverError, "registration failed: \(outcome)") }
     }
 
-    static func session(_ sid: String, user: User, now: Int64 = 1000, client: String = "app", lifetime: Int64 = 3600) -> Session {
+    /// A session of `user`, one hour long.
+    public static func session(_ sid: String, user: User, now: Int64 = 1000, client: String = "app", lifetime: Int64 = 3600) -> Session {
         Session(id: sid, userID: user.id, clientID: client, authTime: now, amr: ["pop"], scope: "openid", createdAt: now, expiresAt: now + lifetime)
     }
 
-    static func start(_ store: any LatchStore, _ session: Session, consumes: SingleUse? = nil, claims: [String: JSONValue]? = nil) async throws
+    /// Opens `session`, consuming a fresh jti unless told otherwise.
+    public static func start(_ store: any LatchStore, _ session: Session, consumes: SingleUse? = nil, claims: [String: JSONValue]? = nil) async throws
         -> SignInOutcome
     {
         try await store.startSession(
@@ -45,7 +49,7 @@ public enum StoreConformance {
     }
 
     /// Presents generation `n` of `sid`: the outcome's name and the new generation.
-    static func refresh(_ store: any LatchStore, _ sid: String, _ n: Int64, now: Int64, client: String = "app") async throws -> (String, Int64?) {
+    public static func refresh(_ store: any LatchStore, _ sid: String, _ n: Int64, now: Int64, client: String = "app") async throws -> (String, Int64?) {
         switch try await store.refresh(RefreshRequest(sessionID: sid, generation: n, clientID: client, now: now, graceSeconds: 10)) {
         case .rotated(let session, _): ("rotated", session.generation)
         case .reissued(let session, _): ("reissued", session.generation)

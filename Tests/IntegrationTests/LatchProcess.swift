@@ -1,4 +1,5 @@
 import Foundation
+import LatchServer
 import Testing
 
 #if canImport(Glibc)
@@ -26,19 +27,7 @@ struct ProcessFailure: Error, CustomStringConvertible {
 }
 
 /// A free TCP port on 127.0.0.1.
-func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    guard bound == 0 else { throw ProcessFailure("bind failed") }
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
+func freePort() throws -> Int { try LoopbackPort.free() }
 
 /// A `latch serve` child process on loopback.
 final class LatchServer: @unchecked Sendable {

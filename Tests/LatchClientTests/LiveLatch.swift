@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Hummingbird
 import LatchClient
 import LatchCore
@@ -30,7 +27,7 @@ struct LiveLatch: Sendable {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         // The issuer is the real URL: the SDK follows the discovery document's jwks_uri.
-        let port = try freeLoopbackPort()
+        let port = try LoopbackPort.free()
         var configuration = LatchConfiguration()
         configuration.issuer = "http://127.0.0.1:\(port)"
         configuration.adminToken = adminToken
@@ -107,15 +104,3 @@ final class MovableClock: Sendable {
     var now: @Sendable () -> Date { { [self] in Date().addingTimeInterval(offset.withLock { $0 }) } }
 }
 
-/// A free TCP port on 127.0.0.1 (bound, read, released).
-func freeLoopbackPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-    return Int(UInt16(bigEndian: address.sin_port))
-}

@@ -17,37 +17,6 @@ func withStore<T>(_ body: (SQLiteStore, TemporaryDirectory) async throws -> T) a
     return try await body(store, directory)
 }
 
-func makeUser(_ name: String, now: Int64 = 1000) -> User {
-    User(id: "u-\(name)", username: name, kind: .test, issuer: nil, subject: nil, claims: [:], createdAt: now)
-}
-
-func register(_ store: SQLiteStore, _ user: User, jti: String = UUID().uuidString) async throws {
-    let outcome = try await store.register(
-        NewRegistration(
-            user: user, deviceKey: DeviceKey(userID: user.id, keyID: "dk", key: TestKeys.p256.publicKey, createdAt: user.createdAt),
-            registrationID: nil, proofHash: Data([1]), consumes: .jti(jti, issuer: "t", until: 5000)))
-    guard case .created = outcome else { throw LatchError(.serverError, "registration failed: \(outcome)") }
-}
-
-func startSession(_ store: SQLiteStore, user: User, sid: String, now: Int64 = 1000) async throws -> SignInOutcome {
-    try await store.startSession(
-        NewSignIn(
-            session: Session(id: sid, userID: user.id, clientID: "app", authTime: now, amr: ["pop"], scope: "openid", createdAt: now, expiresAt: now + 3600),
-            consumes: .jti(UUID().uuidString, issuer: "x", until: now + 600), updatedClaims: nil))
-}
-
-/// Presents generation `generation` of session `sid`; answers the outcome and, when a token was issued, its generation.
-func refresh(_ store: SQLiteStore, _ sid: String, _ generation: Int64, now: Int64, client: String = "app") async throws -> (String, Int64?) {
-    switch try await store.refresh(RefreshRequest(sessionID: sid, generation: generation, clientID: client, now: now, graceSeconds: 10)) {
-    case .rotated(let session, _): ("rotated", session.generation)
-    case .reissued(let session, _): ("reissued", session.generation)
-    case .unknown: ("unknown", nil)
-    case .inactive: ("inactive", nil)
-    case .wrongClient: ("wrongClient", nil)
-    case .reuseDetected: ("reuse", nil)
-    }
-}
-
 @Suite("SQLite store")
 struct SQLiteStoreTests {
     @Test("Store conformance", arguments: StoreConformance.checks)
@@ -65,7 +34,7 @@ struct SQLiteStoreTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = try SQLiteStore(directory: directory.path)
-        try await register(store, makeUser("alice"))
+        try await StoreConformance.register(store, StoreConformance.user("alice"))
         store.close()
         let reopened = try SQLiteStore(directory: directory.path)
         defer { reopened.close() }
@@ -87,11 +56,11 @@ struct SQLiteStoreTests {
     @Test("Hot statements stay prepared: rebinding never re-prepares them (query planner stability)")
     func noReprepare() async throws {
         try await withStore { store, _ in
-            let alice = makeUser("alice")
-            try await register(store, alice)
+            let alice = StoreConformance.user("alice")
+            try await StoreConformance.register(store, alice)
             for index in 0..<5 {
-                _ = try await startSession(store, user: alice, sid: "s\(index)")
-                _ = try await refresh(store, "s\(index)", 0, now: 1001)
+                _ = try await StoreConformance.start(store, StoreConformance.session("s\(index)", user: alice))
+                _ = try await StoreConformance.refresh(store, "s\(index)", 0, now: 1001)
                 try await store.insertNonce("n\(index)", userID: alice.id, expiresAt: 2000, maxOutstanding: 3)
             }
             let counts = try await store.write { db in

@@ -3,10 +3,8 @@ import Crypto
 import Foundation
 import LatchJOSE
 import LatchModel
+import LatchServer
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `latch bench`: starts `latch serve` on loopback with a fresh data folder, prepares its own data, and measures
 /// each scenario: throughput, p50/p90/p99 latency, errors, server CPU and peak RSS, and the rate as a fraction
@@ -51,7 +49,7 @@ struct Bench: ParsableCommand {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let adminToken = "bench-admin-" + UUID().uuidString
-        let port = try freeLoopbackPort()
+        let port = try LoopbackPort.free()
         let server = try ServerProcess(executable: try selfExecutable(), port: port, directory: directory, adminToken: adminToken)
         defer { server.stop() }
         let idleRSS = server.rss() ?? 0
@@ -90,20 +88,6 @@ struct Bench: ParsableCommand {
         guard FileManager.default.isExecutableFile(atPath: path) else { throw ValidationError("cannot find the latch executable") }
         return path
     }
-}
-
-/// A free TCP port on 127.0.0.1.
-func freeLoopbackPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-    guard bound == 0 else { throw ValidationError("no free port") }
-    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-    return Int(UInt16(bigEndian: address.sin_port))
 }
 
 /// Single-thread crypto rates on this machine, and what they allow per scenario.
