@@ -36,9 +36,6 @@ public struct LatchError: Error, Sendable, CustomStringConvertible {
         .init(.invalidProof, message, detail: detail)
     }
     public static func notFound(_ message: String) -> LatchError { .init(.notFound, message) }
-    public static func unavailable(_ detail: String) -> LatchError {
-        .init(.temporarilyUnavailable, "the service is temporarily unavailable; retry later", detail: detail)
-    }
     public static func insufficientUserAuthentication(maxAge: Int) -> LatchError {
         .init(
             .insufficientUserAuthentication,
