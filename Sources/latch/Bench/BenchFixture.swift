@@ -10,9 +10,9 @@ final class BenchFixture: @unchecked Sendable {
     let esIssuerKey = try! PrivateKey.generate(.ES256)
     let rsIssuerKey = try! PrivateKey.generate(.RS256)
     let deviceKey = try! PrivateKey.generate(.ES256)
-    /// Pre-signed assertions, one array per connection.
-    var esAssertions: [[String]] = []
-    var rsAssertions: [[String]] = []
+    /// Pre-built token-request bodies carrying pre-signed assertions, one array per connection.
+    var esAssertions: [[[UInt8]]] = []
+    var rsAssertions: [[[UInt8]]] = []
     /// Per connection: a session's tokens (refresh token is replaced as it rotates).
     var refreshTokens: [String] = []
     var accessTokens: [String] = []
@@ -56,12 +56,13 @@ final class BenchFixture: @unchecked Sendable {
             }
         }
         // Pre-signed assertions, split across connections; signing runs on every core before the clock starts.
-        func presign(_ issuer: String, _ kid: String, _ key: PrivateKey, _ prefix: String, total: Int) -> [[String]] {
+        func presign(_ issuer: String, _ kid: String, _ key: PrivateKey, _ prefix: String, total: Int) -> [[[UInt8]]] {
             let perWorker = max(1, total / connections)
-            let slots = Slots<[String]>(count: connections, initial: [])
+            let slots = Slots<[[UInt8]]>(count: connections, initial: [])
             DispatchQueue.concurrentPerform(iterations: connections) { worker in
                 slots.set(worker, (0..<perWorker).map { _ in
-                    (try? fixture.assertion(issuer: issuer, kid: kid, key: key, subject: "\(prefix)-user-\(worker)", now: now, lifetime: 3600)) ?? ""
+                    let assertion = (try? fixture.assertion(issuer: issuer, kid: kid, key: key, subject: "\(prefix)-user-\(worker)", now: now, lifetime: 3600)) ?? ""
+                    return formBody([("grant_type", GrantType.jwtBearer), ("assertion", assertion)])
                 })
             }
             return slots.values
@@ -124,8 +125,7 @@ final class BenchFixture: @unchecked Sendable {
             return LoadRunner.run(
                 name: name, port: port, connections: connections, duration: duration, maximumIterations: pool.first?.count ?? 0, server: server
             ) { connection, worker, iteration in
-                let (status, body) = try connection.send(
-                    "POST", "/oauth2/token", headers: Self.formHeaders, body: formBody([("grant_type", GrantType.jwtBearer), ("assertion", pool[worker][iteration])]))
+                let (status, body) = try connection.send("POST", "/oauth2/token", headers: Self.formHeaders, body: pool[worker][iteration])
                 return Self.ok(status, body)
             }
         case "key-sign-in":
