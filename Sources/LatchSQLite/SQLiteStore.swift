@@ -64,7 +64,12 @@ public final class SQLiteStore: Sendable {
     public convenience init(directory: String, logger: Logger = Logger(label: "latch.sqlite")) throws {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try self.init(path: (directory as NSString).appendingPathComponent("latch.sqlite"), logger: logger)
+        let path = (directory as NSString).appendingPathComponent("latch.sqlite")
+        // Created 0600 before SQLite opens it: its -wal and -shm files take the same mode.
+        if !FileManager.default.fileExists(atPath: path) {
+            FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        }
+        try self.init(path: path, logger: logger)
     }
 
     /// Finishes queued work and closes every connection.

@@ -24,6 +24,17 @@ struct SQLiteStoreTests {
         try await withStore { store, _ in try await check.run(store) }
     }
 
+    @Test("The database and its WAL are readable by the owner only")
+    func filePermissions() async throws {
+        try await withStore { store, directory in
+            _ = try await store.addClient(Client(id: "x", name: "x", createdAt: 0))
+            for file in ["latch.sqlite", "latch.sqlite-wal"] {
+                let attributes = try FileManager.default.attributesOfItem(atPath: directory.path + "/" + file)
+                #expect((attributes[.posixPermissions] as? Int) == 0o600, "\(file)")
+            }
+        }
+    }
+
     @Test("Migration names are the shared list")
     func migrationNames() {
         #expect(SQLiteStore.migrationNames == SchemaMigrations.names)
