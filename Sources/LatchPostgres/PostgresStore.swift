@@ -1,6 +1,7 @@
 import Foundation
 import LatchCore
 import Logging
+import NIOSSL
 import PostgresNIO
 
 /// Latch's scale-out store: several stateless replicas on one PostgreSQL database.
@@ -17,8 +18,11 @@ public final class PostgresStore: Sendable {
     let operationTimeout: Duration
     private let runner: Task<Void, Never>
 
-    /// Connects with `url` (`postgres://user:password@host:port/database[?sslmode=disable|require]`), starts
+    /// Connects with `url` (`postgres://user:password@host:port/database[?sslmode=…&sslrootcert=…]`), starts
     /// the pool and applies migrations.
+    ///
+    /// `sslmode` as libpq reads it: `disable` (default), `require` (TLS, certificate not checked), `verify-full`
+    /// (TLS, certificate chain checked against the system roots or `sslrootcert`, and the host name).
     public static func connect(
         url: String, poolSize: Int = 16, operationTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "latch.postgres")
     ) async throws -> PostgresStore {
@@ -58,13 +62,31 @@ public final class PostgresStore: Sendable {
             let host = components.host, !host.isEmpty
         else { throw LatchError.invalidInput("database.url must be postgres://user:password@host:port/database") }
         let database = String(components.path.drop { $0 == "/" })
-        let sslmode = components.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
-        guard sslmode == "disable" else {
-            throw LatchError.invalidInput("database.url: only sslmode=disable is supported yet; put TLS in front (a local proxy)")
+        let parameters = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { _, last in last })
+        let tls: PostgresClient.Configuration.TLS
+        switch parameters["sslmode"] ?? "disable" {
+        case "disable":
+            tls = .disable
+        case "require":
+            var settings = TLSConfiguration.makeClientConfiguration()
+            settings.certificateVerification = .none
+            tls = .require(settings)
+        case "verify-full":
+            var settings = TLSConfiguration.makeClientConfiguration()
+            settings.certificateVerification = .fullVerification
+            if let rootCertificate = parameters["sslrootcert"] {
+                guard let certificates = try? NIOSSLCertificate.fromPEMFile(rootCertificate), !certificates.isEmpty else {
+                    throw LatchError.invalidInput("database.url: sslrootcert \(rootCertificate) is not a readable PEM certificate")
+                }
+                settings.trustRoots = .certificates(certificates)
+            }
+            tls = .require(settings)
+        default:
+            throw LatchError.invalidInput("database.url: sslmode must be disable, require or verify-full")
         }
         var configuration = PostgresClient.Configuration(
             host: host, port: components.port ?? 5432, username: components.user?.removingPercentEncoding ?? "postgres",
-            password: components.password?.removingPercentEncoding, database: database.isEmpty ? nil : database, tls: .disable)
+            password: components.password?.removingPercentEncoding, database: database.isEmpty ? nil : database, tls: tls)
         configuration.options.maximumConnections = max(1, poolSize)
         configuration.options.minimumConnections = 0
         configuration.options.connectTimeout = .seconds(3)

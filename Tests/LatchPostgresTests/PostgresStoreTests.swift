@@ -53,7 +53,24 @@ struct PostgresStoreTests {
         #expect(Date().timeIntervalSince(started) < 40)
     }
 
-    @Test("Bad URLs are refused by name", arguments: ["mysql://x/y", "postgres:///nohost", "postgres://h/db?sslmode=require"])
+    @Test("TLS: require and verify-full (with the cluster's certificate as root) connect; verify-full without it is refused")
+    func tls() async throws {
+        let ca = try #require(ProcessInfo.processInfo.environment["LATCH_TEST_POSTGRES_CA"], "scripts/with-postgres.sh exports the cluster certificate")
+        try await PostgresTestDatabase.withFresh { url in
+            for query in ["sslmode=require", "sslmode=verify-full&sslrootcert=\(ca)"] {
+                let store = try await PostgresStore.connect(url: url + "?" + query, poolSize: 1)
+                #expect(try await store.clients().isEmpty)
+                await store.shutdown()
+            }
+            await #expect(throws: (any Error).self) {
+                try await PostgresStore.connect(url: url + "?sslmode=verify-full", poolSize: 1, operationTimeout: .seconds(3))
+            }
+        }
+    }
+
+    @Test(
+        "Bad URLs are refused by name",
+        arguments: ["mysql://x/y", "postgres:///nohost", "postgres://h/db?sslmode=prefer", "postgres://h/db?sslmode=verify-full&sslrootcert=/nope.pem"])
     func badURLs(url: String) {
         #expect(throws: LatchError.self) { try PostgresStore.configuration(url: url, poolSize: 1) }
     }
