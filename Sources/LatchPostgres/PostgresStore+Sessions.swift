@@ -9,6 +9,24 @@ extension PostgresStore: SessionStore {
     static let sessionColumns =
         "id, user_id, client_id, auth_time, amr, scope, created_at, expires_at, revoked_at, generation, retry_generation, rotated_at"
 
+    /// A session and its user, joined.
+    static let sessionAndUser = """
+        SELECT s.id, s.user_id, s.client_id, s.auth_time, s.amr, s.scope, s.created_at, s.expires_at, s.revoked_at,
+               s.generation, s.retry_generation, s.rotated_at,
+               u.id, u.username, u.kind, u.issuer, u.subject, u.claims, u.created_at
+        FROM sessions s JOIN users u ON u.id = s.user_id
+        """
+
+    typealias SessionAndUserRow = (
+        String, String, String, Int64, String, String, Int64, Int64, Int64?, Int64, Int64?, Int64?,
+        String, String, String, String?, String?, String, Int64
+    )
+
+    static func sessionAndUser(_ row: SessionAndUserRow) -> (Session, User) {
+        (session((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11)),
+         user((row.12, row.13, row.14, row.15, row.16, row.17, row.18)))
+    }
+
     static func session(_ row: SessionRow) -> Session {
         Session(
             id: row.0, userID: row.1, clientID: row.2, authTime: row.3, amr: row.4.split(separator: " ").map(String.init), scope: row.5,
@@ -56,17 +74,12 @@ extension PostgresStore: SessionStore {
             // Step 1.
             guard
                 let row = try await connection.run(
-                    """
-                    SELECT s.id, s.user_id, s.client_id, s.auth_time, s.amr, s.scope, s.created_at, s.expires_at, s.revoked_at,
-                           s.generation, s.retry_generation, s.rotated_at,
-                           u.id, u.username, u.kind, u.issuer, u.subject, u.claims, u.created_at
-                    FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = \(request.sessionID) FOR UPDATE OF s
-                    """
-                ).first((String, String, String, Int64, String, String, Int64, Int64, Int64?, Int64, Int64?, Int64?,
-                         String, String, String, String?, String?, String, Int64).self)
+                    "\(unescaped: Self.sessionAndUser) WHERE s.id = \(request.sessionID) FOR UPDATE OF s"
+                ).first(SessionAndUserRow.self)
             else { return .unknown }
-            var session = Self.session((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11))
-            let user = Self.user((row.12, row.13, row.14, row.15, row.16, row.17, row.18))
+            let pair = Self.sessionAndUser(row)
+            var session = pair.0
+            let user = pair.1
             // Step 2.
             guard session.isActive(at: request.now) else { return .inactive }
             guard session.clientID == request.clientID else { return .wrongClient }
@@ -98,6 +111,12 @@ extension PostgresStore: SessionStore {
     public func session(id: String) async throws -> Session? {
         try await query("session") { client in
             try await client.query("SELECT \(unescaped: Self.sessionColumns) FROM sessions WHERE id = \(id)").first(SessionRow.self).map(Self.session)
+        }
+    }
+
+    public func sessionWithUser(id: String) async throws -> (Session, User)? {
+        try await query("sessionWithUser") { client in
+            try await client.query("\(unescaped: Self.sessionAndUser) WHERE s.id = \(id)").first(SessionAndUserRow.self).map(Self.sessionAndUser)
         }
     }
 

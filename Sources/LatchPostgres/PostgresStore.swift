@@ -112,13 +112,15 @@ public final class PostgresStore: Sendable {
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
                 outcome.install(continuation)
-                Task {
-                    let result = await work.result
-                    outcome.resolve(result)
+                let timer = Task {
+                    try await Task.sleep(for: limit)
+                    if outcome.resolve(.failure(StoreUnavailableError("the database did not answer within \(limit)"))) { work.cancel() }
                 }
                 Task {
-                    try? await Task.sleep(for: limit)
-                    if outcome.resolve(.failure(StoreUnavailableError("the database did not answer within \(limit)"))) { work.cancel() }
+                    let result = await work.result
+                    // The usual case: done in time. The timer must not linger (thousands of sleeping tasks under load).
+                    timer.cancel()
+                    outcome.resolve(result)
                 }
             }
         } onCancel: {

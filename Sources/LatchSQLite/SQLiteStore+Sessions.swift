@@ -102,6 +102,12 @@ extension SQLiteStore: SessionStore {
         }
     }
 
+    public func sessionWithUser(id: String) async throws -> (Session, User)? {
+        try await read { db in
+            try db.row(Self.sessionAndUser, [.text(id)]).map { (Self.decodeSession($0), Self.decodeUser($0, offset: 12)) }
+        }
+    }
+
     public func revokeSession(id: String, at now: Int64) async throws -> Bool {
         try await write { db in try db.run(Self.revoke, [.int(now), .text(id)]) > 0 }
     }

@@ -218,6 +218,9 @@ public enum StoreConformance {
             #expect(try await store.revokeSessions(userID: alice.id, at: 1200) == 2)
             #expect(try await store.revokeSessions(userID: alice.id, at: 1300) == 0)
             #expect(try await store.session(id: "s0")?.revokedAt == 1100)
+            let pair = try #require(try await store.sessionWithUser(id: "s1"))
+            #expect(pair.0.id == "s1" && pair.1.username == "alice" && pair.0.revokedAt == 1200)
+            #expect(try await store.sessionWithUser(id: "nope") == nil)
         },
         Check(name: "housekeeping purges expired nonces, jtis and sessions (revoked ones after a day) in bounded batches") { store in
             let alice = user("alice")

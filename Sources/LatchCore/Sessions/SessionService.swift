@@ -72,8 +72,8 @@ public struct SessionService: Sendable {
             throw LatchError.invalidToken("the access token has no sub or sid")
         }
         // Step 3.
-        guard let session = try await store.session(id: sid), session.userID == sub,
-            session.isActive(at: clock.seconds()), let user = try await store.user(id: sub)
+        guard let (session, user) = try await store.sessionWithUser(id: sid), session.userID == sub,
+            session.isActive(at: clock.seconds())
         else { throw LatchError.invalidToken("the session has ended") }
         return SignedInCaller(user: user, session: session, claims: claims)
     }

@@ -135,6 +135,8 @@ public protocol SessionStore: Sendable {
     func startSession(_ signIn: NewSignIn) async throws -> SignInOutcome
     func refresh(_ request: RefreshRequest) async throws -> RefreshOutcome
     func session(id: String) async throws -> Session?
+    /// A session with its user, in one lookup (every signed-in request needs both).
+    func sessionWithUser(id: String) async throws -> (Session, User)?
     /// Revokes one session. `false` when it did not exist or was revoked already.
     @discardableResult func revokeSession(id: String, at now: Int64) async throws -> Bool
     /// Revokes every session of a user; returns how many were live.

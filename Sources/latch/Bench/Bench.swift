@@ -25,6 +25,8 @@ struct Bench: ParsableCommand {
     var scenarios: String = allScenarios.joined(separator: ",")
     @Option(help: "Most pre-signed ES256 assertions per scenario (bounds memory and setup time).") var maxAssertions = 300_000
     @Option(help: "Write the results as JSON to this file too.") var json: String?
+    @Option(help: "Run the server on this PostgreSQL database instead of SQLite (an empty database; server CPU then excludes PostgreSQL's).")
+    var database: String?
 
     func validate() throws {
         guard (1...30).contains(duration) else { throw ValidationError("--duration must be 1–30 seconds") }
@@ -41,7 +43,8 @@ struct Bench: ParsableCommand {
         let selected = scenarios.split(separator: ",").map(String.init)
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let crypto = CryptoCeiling.measure()
-        print("Latch benchmark — \(buildKind), \(cores) cores, SQLite (WAL, synchronous=FULL) on disk, \(connections) connections, \(Int(duration)) s per scenario")
+        let storeName = database == nil ? "SQLite (WAL, synchronous=FULL) on disk" : "PostgreSQL (synchronous_commit=on)"
+        print("Latch benchmark — \(buildKind), \(cores) cores, \(storeName), \(connections) connections, \(Int(duration)) s per scenario")
         print(String(format: "crypto, one thread: ES256 sign %.0f/s, verify %.0f/s; RS256 verify %.0f/s, sign %.0f/s; SHA-256(token) %.1fM/s",
                      crypto.es256Sign, crypto.es256Verify, crypto.rs256Verify, crypto.rs256Sign, crypto.sha256 / 1e6))
 
@@ -50,7 +53,8 @@ struct Bench: ParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let adminToken = "bench-admin-" + UUID().uuidString
         let port = try LoopbackPort.free()
-        let server = try ServerProcess(executable: try selfExecutable(), port: port, directory: directory, adminToken: adminToken)
+        let server = try ServerProcess(
+            executable: try selfExecutable(), port: port, directory: directory, adminToken: adminToken, database: database)
         defer { server.stop() }
         let idleRSS = server.rss() ?? 0
         print(String(format: "cold start: %.0f ms from spawn to the first answered request (fresh data folder); idle RSS %.1f MiB", server.coldStartMilliseconds, Double(idleRSS) / 1_048_576))

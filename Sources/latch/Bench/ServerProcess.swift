@@ -12,11 +12,11 @@ final class ServerProcess {
     /// Milliseconds from spawn to the first answered request.
     private(set) var coldStartMilliseconds: Double = 0
 
-    init(executable: String, port: Int, directory: String, adminToken: String) throws {
+    init(executable: String, port: Int, directory: String, adminToken: String, database: String? = nil) throws {
         self.port = port
         self.directory = directory
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["serve", "--port", "\(port)", "--data-dir", directory + "/data"]
+        process.arguments = ["serve", "--port", "\(port)", "--data-dir", directory + "/data"] + (database.map { ["--database", $0] } ?? [])
         var environment = ProcessInfo.processInfo.environment
         environment["LATCH_ADMIN_TOKEN"] = adminToken
         environment["LATCH_LOG_LEVEL"] = "warning"
