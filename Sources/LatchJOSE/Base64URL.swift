@@ -38,22 +38,36 @@ public enum Base64URL {
 
     private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    /// Decodes unpadded base64url; `nil` on any character outside the alphabet, padding, or a bad length.
+    /// Decodes unpadded base64url; `nil` on any character outside the alphabet, padding, a bad length, or
+    /// non-zero trailing bits — only the canonical encoding of a byte string is accepted, so a token cannot be
+    /// re-spelled (changed in its last character) without changing its bytes.
     public static func decode(_ string: some StringProtocol) -> Data? {
         var base64 = String()
         base64.reserveCapacity(string.utf8.count + 3)
+        var last: UInt8 = 0
         for scalar in string.unicodeScalars {
             switch scalar {
-            case "A"..."Z", "a"..."z", "0"..."9": base64.unicodeScalars.append(scalar)
+            case "A"..."Z": last = UInt8(scalar.value - 65)
+            case "a"..."z": last = UInt8(scalar.value - 97 + 26)
+            case "0"..."9": last = UInt8(scalar.value - 48 + 52)
+            case "-": last = 62
+            case "_": last = 63
+            default: return nil
+            }
+            switch scalar {
             case "-": base64.append("+")
             case "_": base64.append("/")
-            default: return nil
+            default: base64.unicodeScalars.append(scalar)
             }
         }
         switch base64.utf8.count % 4 {
         case 0: break
-        case 2: base64 += "=="
-        case 3: base64 += "="
+        case 2:
+            guard last & 0x0F == 0 else { return nil }
+            base64 += "=="
+        case 3:
+            guard last & 0x03 == 0 else { return nil }
+            base64 += "="
         default: return nil
         }
         return Data(base64Encoded: base64)

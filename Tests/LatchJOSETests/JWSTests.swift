@@ -159,9 +159,15 @@ struct EncodingTests {
         #expect(encoded == Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
     }
 
-    @Test("Base64url refuses padding, standard alphabet and impossible lengths", arguments: ["YQ==", "a+b/", "abcde", "a b"])
+    @Test("Base64url refuses padding, standard alphabet, impossible lengths and non-canonical trailing bits", arguments: ["YQ==", "a+b/", "abcde", "a b", "YR", "YWJ"])
     func base64urlRefuses(text: String) {
         #expect(Base64URL.decode(text) == nil)
+    }
+
+    @Test("Canonical short encodings decode")
+    func canonical() {
+        #expect(Base64URL.decode("YQ") == Data("a".utf8))
+        #expect(Base64URL.decode("YWI") == Data("ab".utf8))
     }
 
     @Test("The JSON writer escapes per RFC 8259 and parses back")

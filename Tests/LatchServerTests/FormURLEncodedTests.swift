@@ -14,3 +14,20 @@ struct FormURLEncodedTests {
         #expect(throws: FormURLEncoded.Failure.self) { try FormURLEncoded.parse(Array(body.utf8)) }
     }
 }
+
+@Suite("Form fuzzing")
+struct FormFuzzTests {
+    @Test("2,000 random byte strings: the form parser answers or refuses, never crashes")
+    func randomBodies() {
+        var state: UInt64 = 99
+        func next() -> UInt64 {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return state >> 33
+        }
+        let alphabet = Array("a=b&%+2F0x\u{FF}".utf8) + [0, 0x80, 0xC3]
+        for _ in 0..<2000 {
+            let bytes = (0..<Int(next() % 40)).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }
+            _ = try? FormURLEncoded.parse(bytes)
+        }
+    }
+}
