@@ -1,0 +1,41 @@
+import Foundation
+import HTTPTypes
+import LatchModel
+import Testing
+
+@Suite("OpenAPI document")
+struct OpenAPITests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    @Test("Every path and method in docs/openapi.json is served (no drift between the document and the router)")
+    func everyDocumentedRouteExists() async throws {
+        let spec = try JSONValue.parse(Data(contentsOf: Self.root.appendingPathComponent("docs/openapi.json")))
+        let paths = try #require(spec["paths"]?.objectValue)
+        #expect(paths.count >= 20)
+        try await Deployment.make().run { client in
+            for (path, operations) in paths {
+                let concrete = path.replacingOccurrences(of: #"\{[^}]+\}"#, with: "x", options: .regularExpression)
+                for method in operations.objectValue?.keys ?? [:].keys {
+                    let reply = try await client.send(HTTPRequest.Method(method.uppercased())!, concrete, headers: [.authorization: "Bearer \(Deployment.adminToken)"])
+                    #expect(reply.json["error_description"] != "no such endpoint", "\(method.uppercased()) \(path) is documented but not served")
+                }
+            }
+        }
+    }
+
+    @Test("docs/openapi.json is a valid OpenAPI 3.1 document (when openapi-spec-validator is installed)")
+    func validates() async throws {
+        let script = "import json,sys\ntry:\n from openapi_spec_validator import validate\nexcept ImportError:\n print('skip'); sys.exit(0)\nvalidate(json.load(open(sys.argv[1]))); print('valid')"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, Self.root.appendingPathComponent("docs/openapi.json").path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        process.waitUntilExit()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(output)")
+        #expect(output.contains("valid") || output.contains("skip"))
+    }
+}
