@@ -67,44 +67,62 @@ extension PostgresStore: SessionStore {
         }
     }
 
-    /// The same steps as the SQLite store (see `SQLiteStore.refresh`); the session row is locked
-    /// (`FOR UPDATE OF s`) so replicas presenting the same token serialize, and exactly one rotates it.
+    /// The steps of `SQLiteStore.refresh`, as **one statement** (one round trip, atomic on its own): `current`
+    /// locks the session row (`FOR UPDATE`; a concurrent refresh of the same family waits, then re-reads the
+    /// committed row), `decision` applies steps 2–5, `changed` writes what the decision says, and the final SELECT
+    /// returns the outcome with the session as it now is and its user.
+    static let refreshStatement = """
+        WITH current AS (
+            SELECT * FROM sessions WHERE id = $1 FOR UPDATE
+        ), decision AS (
+            SELECT c.id, CASE
+                WHEN c.revoked_at IS NOT NULL OR c.expires_at <= $2 THEN 'inactive'
+                WHEN c.client_id <> $3 THEN 'wrongClient'
+                WHEN $4 > c.generation THEN 'unknown'
+                WHEN $4 = c.generation THEN 'rotated'
+                WHEN $4 = c.retry_generation AND $2 - c.rotated_at <= $5 THEN 'reissued'
+                ELSE 'reuse' END AS outcome
+            FROM current c
+        ), changed AS (
+            UPDATE sessions t SET
+                generation = CASE WHEN d.outcome IN ('rotated', 'reissued') THEN t.generation + 1 ELSE t.generation END,
+                retry_generation = CASE WHEN d.outcome = 'rotated' THEN $4 ELSE t.retry_generation END,
+                rotated_at = CASE WHEN d.outcome = 'rotated' THEN $2 ELSE t.rotated_at END,
+                revoked_at = CASE WHEN d.outcome = 'reuse' THEN $2 ELSE t.revoked_at END,
+                purge_at = CASE WHEN d.outcome = 'reuse' THEN LEAST(t.purge_at, $2 + 86400) ELSE t.purge_at END
+            FROM decision d WHERE t.id = d.id AND d.outcome IN ('rotated', 'reissued', 'reuse')
+            RETURNING t.*
+        )
+        SELECT d.outcome, s.id, s.user_id, s.client_id, s.auth_time, s.amr, s.scope, s.created_at, s.expires_at, s.revoked_at,
+               s.generation, s.retry_generation, s.rotated_at,
+               u.id, u.username, u.kind, u.issuer, u.subject, u.claims, u.created_at
+        FROM decision d
+        JOIN LATERAL (SELECT * FROM changed UNION ALL SELECT * FROM current WHERE NOT EXISTS (SELECT 1 FROM changed)) s ON true
+        JOIN users u ON u.id = s.user_id
+        """
+
     public func refresh(_ request: RefreshRequest) async throws -> RefreshOutcome {
-        try await transaction("refresh") { connection in
-            // Step 1.
-            guard
-                let row = try await connection.run(
-                    "\(unescaped: Self.sessionAndUser) WHERE s.id = \(request.sessionID) FOR UPDATE OF s"
-                ).first(SessionAndUserRow.self)
-            else { return .unknown }
-            let pair = Self.sessionAndUser(row)
-            var session = pair.0
-            let user = pair.1
-            // Step 2.
-            guard session.isActive(at: request.now) else { return .inactive }
-            guard session.clientID == request.clientID else { return .wrongClient }
-            let presented = request.generation
-            guard presented <= session.generation else { return .unknown }
-            // Step 3.
-            if presented == session.generation {
-                try await connection.run(
-                    "UPDATE sessions SET generation = \(presented + 1), retry_generation = \(presented), rotated_at = \(request.now) WHERE id = \(session.id)")
-                session.generation = presented + 1
-                session.retryGeneration = presented
-                session.rotatedAt = request.now
-                return .rotated(session, user)
-            }
-            // Step 4.
-            if presented == session.retryGeneration, let rotatedAt = session.rotatedAt, request.now - rotatedAt <= request.graceSeconds {
-                try await connection.run("UPDATE sessions SET generation = generation + 1 WHERE id = \(session.id)")
-                session.generation += 1
-                return .reissued(session, user)
-            }
-            // Step 5: reuse. The revocation commits with this transaction; the request then fails.
-            try await connection.run(
-                "UPDATE sessions SET revoked_at = \(request.now), purge_at = LEAST(purge_at, \(request.now + 86_400)) WHERE id = \(session.id) AND revoked_at IS NULL")
-            session.revokedAt = request.now
-            return .reuseDetected(session)
+        let row = try await query("refresh") { client in
+            var statement = PostgresQuery(unsafeSQL: Self.refreshStatement)
+            statement.binds.append(request.sessionID)
+            statement.binds.append(request.now)
+            statement.binds.append(request.clientID)
+            statement.binds.append(request.generation)
+            statement.binds.append(request.graceSeconds)
+            return try await client.query(statement).first(
+                (String, String, String, String, Int64, String, String, Int64, Int64, Int64?, Int64, Int64?, Int64?,
+                 String, String, String, String?, String?, String, Int64).self)
+        }
+        guard let row else { return .unknown }
+        let session = Self.session((row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11, row.12))
+        let user = Self.user((row.13, row.14, row.15, row.16, row.17, row.18, row.19))
+        switch row.0 {
+        case "rotated": return .rotated(session, user)
+        case "reissued": return .reissued(session, user)
+        case "reuse": return .reuseDetected(session)
+        case "wrongClient": return .wrongClient
+        case "inactive": return .inactive
+        default: return .unknown
         }
     }
 
