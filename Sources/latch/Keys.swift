@@ -2,12 +2,12 @@ import ArgumentParser
 import Foundation
 import LatchCore
 import LatchJOSE
-import LatchSQLite
+import Logging
 import LatchServer
 
 struct Keys: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Manage Latch's own signing keys, directly on the data folder.",
+        abstract: "Manage Latch's own signing keys, directly in the store (the data folder, or database.url).",
         discussion: """
             A running server picks up the change at its next housekeeping round (config housekeeping.interval).
             Retired keys stay published until every token they signed has expired.
@@ -26,12 +26,16 @@ struct Keys: AsyncParsableCommand {
                 guard let parsed = JWSAlgorithm(rawValue: $0) else { throw ValidationError("algorithm must be ES256 or RS256") }
                 return parsed
             } ?? configuration.signingAlgorithm
-            let store = try SQLiteStore(directory: configuration.dataDirectory)
-            defer { store.close() }
+            let store = try await openStore(configuration, logger: Logger(label: "latch.keys"))
             let sealer = try KeySealer(keyEncryptionKey: try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration))
-            let kid = try await SigningKeyRing.rotate(
-                store: store, sealer: sealer, clock: .system, random: .system, algorithm: algorithm)
-            print(kid)
+            do {
+                let kid = try await SigningKeyRing.rotate(store: store, sealer: sealer, clock: .system, random: .system, algorithm: algorithm)
+                await store.shutdown()
+                print(kid)
+            } catch {
+                await store.shutdown()
+                throw error
+            }
         }
     }
 
@@ -41,9 +45,11 @@ struct Keys: AsyncParsableCommand {
 
         func run() async throws {
             let configuration = try await deployment.load()
-            let store = try SQLiteStore(directory: configuration.dataDirectory)
-            defer { store.close() }
-            for key in try await store.signingKeys() {
+            let store = try await openStore(configuration, logger: Logger(label: "latch.keys"))
+            let keys = try? await store.signingKeys()
+            await store.shutdown()
+            guard let keys else { throw ValidationError("the store cannot be read") }
+            for key in keys {
                 print("\(key.keyID)\t\(key.algorithm.rawValue)\tcreated=\(key.createdAt)\tretired=\(key.retiredAt.map(String.init) ?? "-")")
             }
         }
