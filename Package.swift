@@ -128,6 +128,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "LatchModelTests",
+            dependencies: ["LatchModel", "LatchTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "LatchJOSETests",
             dependencies: ["LatchJOSE", "LatchTesting"],
             swiftSettings: swiftSettings
