@@ -55,7 +55,7 @@ enum PostgresMigrations {
                     key_id TEXT PRIMARY KEY, algorithm TEXT NOT NULL, sealed_private_key BYTEA NOT NULL, public_key BYTEA NOT NULL,
                     created_at BIGINT NOT NULL, retired_at BIGINT)
                 """,
-                "CREATE TABLE admin_tokens (hash BYTEA PRIMARY KEY, created_at BIGINT NOT NULL)",
+                "CREATE TABLE admin_tokens (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash BYTEA NOT NULL UNIQUE, created_at BIGINT NOT NULL)",
             ]
         ),
     ]

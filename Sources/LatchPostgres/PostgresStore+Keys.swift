@@ -150,15 +150,26 @@ extension PostgresStore: IssuerStore, TestKeyStore, ClientStore, SigningKeyStore
 
     // MARK: Admin tokens
 
-    public func adminTokenHashes() async throws -> [Data] {
-        try await query("adminTokenHashes") { client in
-            try await client.query("SELECT hash FROM admin_tokens").all(Data.self)
+    public func adminTokens() async throws -> [AdminTokenRecord] {
+        try await query("adminTokens") { client in
+            try await client.query("SELECT id, name, hash, created_at FROM admin_tokens ORDER BY created_at, id")
+                .all((String, String, Data, Int64).self).map { AdminTokenRecord(id: $0.0, name: $0.1, hash: $0.2, createdAt: $0.3) }
         }
     }
 
-    public func addAdminTokenHash(_ hash: Data, at now: Int64) async throws {
-        _ = try await query("addAdminTokenHash") { client in
-            try await client.query("INSERT INTO admin_tokens (hash, created_at) VALUES (\(hash), \(now)) ON CONFLICT DO NOTHING")
+    public func putAdminToken(_ token: AdminTokenRecord) async throws {
+        _ = try await query("putAdminToken") { client in
+            try await client.query(
+                """
+                INSERT INTO admin_tokens (id, name, hash, created_at) VALUES (\(token.id), \(token.name), \(token.hash), \(token.createdAt))
+                ON CONFLICT (id) DO UPDATE SET name = excluded.name, hash = excluded.hash, created_at = excluded.created_at
+                """)
+        }
+    }
+
+    public func deleteAdminToken(id: String) async throws -> Bool {
+        try await query("deleteAdminToken") { client in
+            try await client.query("DELETE FROM admin_tokens WHERE id = \(id) RETURNING id").first(String.self) != nil
         }
     }
 

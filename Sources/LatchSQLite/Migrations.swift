@@ -112,7 +112,9 @@ enum Migrations {
                 ) STRICT, WITHOUT ROWID;
 
                 CREATE TABLE admin_tokens (
-                    hash BLOB PRIMARY KEY,
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    hash BLOB NOT NULL UNIQUE,
                     created_at INTEGER NOT NULL
                 ) STRICT, WITHOUT ROWID;
                 """),

@@ -144,14 +144,26 @@ extension SQLiteStore: IssuerStore, TestKeyStore, ClientStore, SigningKeyStore, 
 
     // MARK: Admin tokens
 
-    public func adminTokenHashes() async throws -> [Data] {
-        try await read { db in try db.query("SELECT hash FROM admin_tokens").map { $0.blob(0) } }
+    public func adminTokens() async throws -> [AdminTokenRecord] {
+        try await read { db in
+            try db.query("SELECT id, name, hash, created_at FROM admin_tokens ORDER BY created_at, id").map {
+                AdminTokenRecord(id: $0.text(0), name: $0.text(1), hash: $0.blob(2), createdAt: $0.int(3))
+            }
+        }
     }
 
-    public func addAdminTokenHash(_ hash: Data, at now: Int64) async throws {
+    public func putAdminToken(_ token: AdminTokenRecord) async throws {
         _ = try await write { db in
-            try db.run("INSERT INTO admin_tokens (hash, created_at) VALUES (?, ?) ON CONFLICT DO NOTHING", [.blob(hash), .int(now)])
+            try db.run(
+                """
+                INSERT INTO admin_tokens (id, name, hash, created_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (id) DO UPDATE SET name = excluded.name, hash = excluded.hash, created_at = excluded.created_at
+                """, [.text(token.id), .text(token.name), .blob(token.hash), .int(token.createdAt)])
         }
+    }
+
+    public func deleteAdminToken(id: String) async throws -> Bool {
+        try await write { db in try db.run("DELETE FROM admin_tokens WHERE id = ?", [.text(id)]) > 0 }
     }
 
     // MARK: Housekeeping

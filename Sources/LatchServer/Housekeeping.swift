@@ -39,6 +39,7 @@ struct Housekeeping: Service {
         do {
             try await services.keys.reload()
             try await services.clients.reload()
+            try await services.adminAuthenticator.reload()
         } catch {
             logger.warning("reload failed", metadata: ["error": "\(error)"])
         }

@@ -55,8 +55,8 @@ public struct LatchServices: Sendable {
                 sensitiveMaxAge: configuration.sensitiveMaxAge,
                 clock: clock, logger: logger),
             admin: AdminService(
-                store: store, keys: keys, clients: clients, assertions: configuration.assertions, clock: clock,
-                random: random, logger: logger),
+                store: store, keys: keys, clients: clients, authenticator: adminAuthenticator, assertions: configuration.assertions,
+                clock: clock, random: random, logger: logger),
             adminAuthenticator: adminAuthenticator, clock: clock, random: random, generatedAdminToken: generated)
     }
 }

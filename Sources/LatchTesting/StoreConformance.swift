@@ -277,11 +277,14 @@ public enum StoreConformance {
             #expect(try await store.deleteSigningKeys(retiredBefore: 21) == 1)
             #expect(try await store.signingKeys().map(\.keyID) == ["b"])
         },
-        Check(name: "admin token hashes are stored once each") { store in
-            try await store.addAdminTokenHash(Data([1]), at: 1)
-            try await store.addAdminTokenHash(Data([1]), at: 2)
-            try await store.addAdminTokenHash(Data([2]), at: 3)
-            #expect(Set(try await store.adminTokenHashes()) == [Data([1]), Data([2])])
+        Check(name: "admin tokens: stored by id, replaced by id, deleted by id") { store in
+            try await store.putAdminToken(AdminTokenRecord(id: "env", name: "LATCH_ADMIN_TOKEN", hash: Data([1]), createdAt: 1))
+            try await store.putAdminToken(AdminTokenRecord(id: "ci", name: "ci", hash: Data([2]), createdAt: 2))
+            try await store.putAdminToken(AdminTokenRecord(id: "env", name: "LATCH_ADMIN_TOKEN", hash: Data([3]), createdAt: 3))
+            #expect(try await store.adminTokens().map(\.hash) == [Data([2]), Data([3])])
+            #expect(try await store.deleteAdminToken(id: "ci"))
+            #expect(try await store.deleteAdminToken(id: "ci") == false)
+            #expect(try await store.adminTokens().map(\.id) == ["env"])
         },
         Check(name: "users page by id") { store in
             for name in ["c", "a", "e", "b", "d"] { try await register(store, user(name)) }

@@ -5,7 +5,7 @@ import LatchModel
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer a running Latch through its admin API.",
-        subcommands: [Issuers.self, TestKeys.self, Users.self, Clients.self, ClientConfig.self, RotateKey.self])
+        subcommands: [Issuers.self, TestKeys.self, Users.self, Clients.self, Tokens.self, ClientConfig.self, RotateKey.self])
 
     // MARK: Issuers
 
@@ -167,6 +167,35 @@ struct Admin: AsyncParsableCommand {
             @OptionGroup var server: ServerOptions
             @Argument var clientId: String
             func run() async throws { _ = try await AdminHTTP(options: server).send("DELETE", "/admin/v1/clients/\(clientId.pathEscaped)") }
+        }
+    }
+
+    // MARK: Admin tokens
+
+    struct Tokens: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "tokens", abstract: "Admin tokens.", subcommands: [Create.self, List.self, Revoke.self])
+
+        struct Create: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Create an admin token (shown once).")
+            @OptionGroup var server: ServerOptions
+            @Option(help: "A name to recognise it by.") var name: String?
+            func run() async throws {
+                AdminHTTP.printJSON(try await AdminHTTP(options: server).send("POST", "/admin/v1/tokens", body: AdminTokenRequest(name: name)))
+            }
+        }
+
+        struct List: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "List admin tokens (ids and names, never the tokens).")
+            @OptionGroup var server: ServerOptions
+            func run() async throws { AdminHTTP.printJSON(try await AdminHTTP(options: server).send("GET", "/admin/v1/tokens")) }
+        }
+
+        struct Revoke: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(abstract: "Revoke an admin token (not the last one).")
+            @OptionGroup var server: ServerOptions
+            @Argument var id: String
+            func run() async throws { _ = try await AdminHTTP(options: server).send("DELETE", "/admin/v1/tokens/\(id.pathEscaped)") }
         }
     }
 

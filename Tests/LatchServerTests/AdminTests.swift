@@ -88,6 +88,47 @@ struct AdminTests {
     }
 }
 
+@Suite("Admin tokens")
+struct AdminTokenTests {
+    @Test("Create (shown once), use, list without secrets, revoke (not the last one)")
+    func lifecycle() async throws {
+        try await Deployment.make().run { client in
+            let created = try await client.admin(.post, "/admin/v1/tokens", AdminTokenRequest(name: "ci")).decode(AdminTokenCreated.self)
+            #expect(created.token.hasPrefix("lat_") && created.name == "ci")
+            #expect(try await client.send(.get, "/admin/v1/users", headers: [.authorization: "Bearer \(created.token)"]).status == .ok)
+            let listed = try await client.admin(.get, "/admin/v1/tokens")
+            #expect(!String(decoding: listed.body, as: UTF8.self).contains(created.token))
+            #expect(try listed.decode(AdminTokenList.self).tokens.map(\.id).sorted() == [created.id, "env"].sorted())
+            #expect(try await client.admin(.delete, "/admin/v1/tokens/\(created.id)").status == .noContent)
+            #expect(try await client.send(.get, "/admin/v1/users", headers: [.authorization: "Bearer \(created.token)"]).code == "unauthorized")
+            #expect(try await client.admin(.delete, "/admin/v1/tokens/env").code == "conflict")
+            #expect(try await client.admin(.delete, "/admin/v1/tokens/nope").code == "not_found")
+        }
+    }
+
+    @Test("Changing LATCH_ADMIN_TOKEN replaces the old environment token instead of adding one")
+    func environmentRotation() async throws {
+        let store = InMemoryAdminTokens()
+        let clock = TestClock()
+        let first = AdminAuthenticator(store: store, clock: clock.clock)
+        _ = try await first.bootstrap(configured: "first-token-0123456789", random: .system)
+        #expect(try await first.isAdmin("first-token-0123456789"))
+        let second = AdminAuthenticator(store: store, clock: clock.clock)
+        _ = try await second.bootstrap(configured: "second-token-0123456789", random: .system)
+        #expect(try await second.isAdmin("second-token-0123456789"))
+        #expect(try await second.isAdmin("first-token-0123456789") == false)
+        #expect(try await store.adminTokens().count == 1)
+    }
+}
+
+/// A minimal admin-token store for the authenticator's unit tests.
+actor InMemoryAdminTokens: AdminTokenStore {
+    var tokens: [String: AdminTokenRecord] = [:]
+    func adminTokens() -> [AdminTokenRecord] { tokens.values.sorted { $0.id < $1.id } }
+    func putAdminToken(_ token: AdminTokenRecord) { tokens[token.id] = token }
+    func deleteAdminToken(id: String) -> Bool { tokens.removeValue(forKey: id) != nil }
+}
+
 @Suite("Configuration")
 struct ConfigurationTests {
     @Test("Defaults")

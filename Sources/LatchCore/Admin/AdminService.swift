@@ -5,40 +5,50 @@ import Logging
 import Synchronization
 
 /// Checks admin bearer tokens against the stored hashes, in constant time.
+///
+/// The hashes are cached and re-read by housekeeping (every 10 s), after a change made here, and on a miss (at
+/// most every 5 s): a token created or revoked on another replica takes effect here within seconds.
 public final class AdminAuthenticator: Sendable {
     private let store: any AdminTokenStore
     private let clock: LatchClock
-    private let cache = Mutex<(hashes: [Data], loadedAt: Int64?)>(([], nil))
+    private let cache = Mutex<(tokens: [AdminTokenRecord], loadedAt: Int64?)>(([], nil))
+
+    /// The id of the token configured through `LATCH_ADMIN_TOKEN` (replaced when the variable changes).
+    public static let environmentTokenID = "env"
 
     public init(store: any AdminTokenStore, clock: LatchClock) {
         self.store = store
         self.clock = clock
     }
 
-    /// Makes sure an admin token exists: stores `configured` (from `LATCH_ADMIN_TOKEN`) when given, else
-    /// generates one when the store has none. Returns a generated token so the caller can print it once.
+    /// Makes sure an admin token exists: stores `configured` (from `LATCH_ADMIN_TOKEN`) as the environment's
+    /// token — replacing the previous one, so changing the variable rotates it — or, when none is configured and
+    /// the store has none, generates one. Returns a generated token so the caller can print it once.
     public func bootstrap(configured: String?, random: RandomSource) async throws -> String? {
-        let existing = try await store.adminTokenHashes()
         if let configured, !configured.isEmpty {
             guard configured.utf8.count >= 16 else {
                 throw LatchError.invalidInput("the admin token must be at least 16 characters")
             }
             let hash = Secrets.hash(configured)
-            if !existing.contains(hash) { try await store.addAdminTokenHash(hash, at: clock.seconds()) }
+            let existing = try await store.adminTokens()
+            if !existing.contains(where: { $0.id == Self.environmentTokenID && $0.hash == hash }) {
+                try await store.putAdminToken(
+                    AdminTokenRecord(id: Self.environmentTokenID, name: "LATCH_ADMIN_TOKEN", hash: hash, createdAt: clock.seconds()))
+            }
             try await reload()
             return nil
         }
-        guard existing.isEmpty else {
+        guard try await store.adminTokens().isEmpty else {
             try await reload()
             return nil
         }
         let token = "lat_" + random.token()
-        try await store.addAdminTokenHash(Secrets.hash(token), at: clock.seconds())
+        try await store.putAdminToken(AdminTokenRecord(id: "bootstrap", name: "bootstrap", hash: Secrets.hash(token), createdAt: clock.seconds()))
         try await reload()
         return token
     }
 
-    /// Whether `token` is an admin token. A miss re-reads the store at most every 5 s.
+    /// Whether `token` is an admin token.
     public func isAdmin(_ token: String) async throws -> Bool {
         guard !token.isEmpty, token.utf8.count <= 512 else { return false }
         let hash = Secrets.hash(token)
@@ -52,14 +62,15 @@ public final class AdminAuthenticator: Sendable {
     private func matches(_ hash: Data) -> Bool {
         // Compare against every stored hash, without stopping early.
         cache.withLock { state in
-            state.hashes.reduce(false) { found, stored in Secrets.constantTimeEquals(stored, hash) || found }
+            state.tokens.reduce(false) { found, stored in Secrets.constantTimeEquals(stored.hash, hash) || found }
         }
     }
 
-    private func reload() async throws {
-        let hashes = try await store.adminTokenHashes()
+    /// Re-reads the tokens.
+    public func reload() async throws {
+        let tokens = try await store.adminTokens()
         let now = clock.seconds()
-        cache.withLock { $0 = (hashes, now) }
+        cache.withLock { $0 = (tokens, now) }
     }
 }
 
@@ -68,18 +79,20 @@ public struct AdminService: Sendable {
     let store: any LatchStore
     let keys: SigningKeyRing
     let clients: ClientRegistry
+    let authenticator: AdminAuthenticator
     let assertions: AssertionSettings
     let clock: LatchClock
     let random: RandomSource
     let logger: Logger
 
     public init(
-        store: any LatchStore, keys: SigningKeyRing, clients: ClientRegistry, assertions: AssertionSettings,
-        clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.admin")
+        store: any LatchStore, keys: SigningKeyRing, clients: ClientRegistry, authenticator: AdminAuthenticator,
+        assertions: AssertionSettings, clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.admin")
     ) {
         self.store = store
         self.keys = keys
         self.clients = clients
+        self.authenticator = authenticator
         self.assertions = assertions
         self.clock = clock
         self.random = random
@@ -235,6 +248,34 @@ public struct AdminService: Sendable {
     public func clientConfig(clientID: String, issuer: String) async throws -> AdminClientConfig {
         guard try await store.clients().contains(where: { $0.id == clientID }) else { throw LatchError.notFound("no such client") }
         return AdminClientConfig(serverURL: issuer, clientId: clientID, audience: assertions.audience, namespace: clientID)
+    }
+
+    // MARK: Admin tokens
+
+    /// A new admin token, shown this once; only its hash is kept.
+    public func createAdminToken(name: String?) async throws -> AdminTokenCreated {
+        let name = name ?? "admin"
+        guard Self.isName(name, max: 64) else { throw LatchError.invalidInput("name must be 1–64 printable characters") }
+        let id = "at_" + random.token(byteCount: 9)
+        let token = "lat_" + random.token()
+        try await store.putAdminToken(AdminTokenRecord(id: id, name: name, hash: Secrets.hash(token), createdAt: clock.seconds()))
+        try await authenticator.reload()
+        logger.info("admin token created", metadata: ["id": "\(id)", "name": "\(name)"])
+        return AdminTokenCreated(id: id, name: name, token: token)
+    }
+
+    public func adminTokens() async throws -> AdminTokenList {
+        AdminTokenList(tokens: try await store.adminTokens().map { AdminTokenInfo(id: $0.id, name: $0.name, createdAt: $0.createdAt) })
+    }
+
+    /// Revokes a token; the last one cannot be revoked (nobody could administer the deployment any more).
+    public func revokeAdminToken(id: String) async throws {
+        let tokens = try await store.adminTokens()
+        guard tokens.contains(where: { $0.id == id }) else { throw LatchError.notFound("no such admin token") }
+        guard tokens.count > 1 else { throw LatchError(.conflict, "the last admin token cannot be revoked; create another first") }
+        _ = try await store.deleteAdminToken(id: id)
+        try await authenticator.reload()
+        logger.info("admin token revoked", metadata: ["id": "\(id)"])
     }
 
     // MARK: Signing keys

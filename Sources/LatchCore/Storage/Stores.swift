@@ -178,10 +178,28 @@ public protocol SigningKeyStore: Sendable {
     func deleteSigningKeys(retiredBefore cutoff: Int64) async throws -> Int
 }
 
+/// An admin bearer token as stored: its hash, never the token.
+public struct AdminTokenRecord: Sendable, Hashable {
+    public var id: String
+    public var name: String
+    public var hash: Data
+    public var createdAt: Int64
+
+    public init(id: String, name: String, hash: Data, createdAt: Int64) {
+        self.id = id
+        self.name = name
+        self.hash = hash
+        self.createdAt = createdAt
+    }
+}
+
 /// Admin bearer tokens (hashes only).
 public protocol AdminTokenStore: Sendable {
-    func adminTokenHashes() async throws -> [Data]
-    func addAdminTokenHash(_ hash: Data, at now: Int64) async throws
+    func adminTokens() async throws -> [AdminTokenRecord]
+    /// Stores a token under its id, replacing the one with that id (the environment's token changes this way).
+    func putAdminToken(_ token: AdminTokenRecord) async throws
+    /// Deletes a token; `false` when there was none.
+    func deleteAdminToken(id: String) async throws -> Bool
 }
 
 /// Removal of rows nobody can use any more.

@@ -180,6 +180,43 @@ public struct AdminClientList: Codable, Sendable, Hashable {
     public init(clients: [AdminClient]) { self.clients = clients }
 }
 
+/// `POST /admin/v1/tokens`: an admin token, shown once.
+public struct AdminTokenCreated: Codable, Sendable, Hashable {
+    public var id: String
+    public var name: String
+    /// The bearer token. Only its hash is stored.
+    public var token: String
+    public init(id: String, name: String, token: String) {
+        self.id = id
+        self.name = name
+        self.token = token
+    }
+}
+
+/// An admin token as listed (never the token itself).
+public struct AdminTokenInfo: Codable, Sendable, Hashable {
+    public var id: String
+    public var name: String
+    public var createdAt: Int64
+    public init(id: String, name: String, createdAt: Int64) {
+        self.id = id
+        self.name = name
+        self.createdAt = createdAt
+    }
+}
+
+/// `GET /admin/v1/tokens`.
+public struct AdminTokenList: Codable, Sendable, Hashable {
+    public var tokens: [AdminTokenInfo]
+    public init(tokens: [AdminTokenInfo]) { self.tokens = tokens }
+}
+
+/// `POST /admin/v1/tokens` body.
+public struct AdminTokenRequest: Codable, Sendable, Hashable {
+    public var name: String?
+    public init(name: String? = nil) { self.name = name }
+}
+
 /// `POST /admin/v1/keys/rotate`.
 public struct AdminKeyRotated: Codable, Sendable, Hashable {
     /// The new active key's id.

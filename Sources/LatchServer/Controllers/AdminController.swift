@@ -63,6 +63,21 @@ struct AdminController {
             let clientID = request.uri.queryParameters.get("clientId") ?? "default"
             return try JSONResponse.make(try await admin.clientConfig(clientID: clientID, issuer: issuer))
         }
+        // Admin tokens.
+        group.post("tokens") { request, _ -> Response in
+            let body: AdminTokenRequest
+            if let length = request.headers[.contentLength], length == "0" {
+                body = AdminTokenRequest()
+            } else {
+                body = try await request.decodeJSON(AdminTokenRequest.self)
+            }
+            return try JSONResponse.make(try await admin.createAdminToken(name: body.name), status: .created)
+        }
+        group.get("tokens") { _, _ -> Response in try JSONResponse.make(try await admin.adminTokens()) }
+        group.delete("tokens/:id") { _, context -> Response in
+            try await admin.revokeAdminToken(id: try context.parameters.require("id"))
+            return Self.noContent
+        }
         // Signing keys.
         group.post("keys/rotate") { _, _ -> Response in try JSONResponse.make(try await admin.rotateSigningKey(), status: .created) }
     }
