@@ -12,6 +12,8 @@ import ServiceLifecycle
 public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext> {
     let router = Router(context: LatchRequestContext.self)
     router.add(middleware: ErrorMiddleware())
+    if services.configuration.trustForwardedFor { router.add(middleware: ForwardedForMiddleware()) }
+    let limited = RateLimitMiddleware(limiter: RateLimiter(perMinute: services.configuration.rateLimitPerMinute))
 
     router.addRoutes(
         DiscoveryController(
@@ -20,10 +22,10 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
             scopes: services.configuration.tokenSettings.allowedScopes.sorted()
         ).endpoints)
     let oauth = OAuthController(tokens: services.tokens, sessions: services.sessions, clients: services.clients)
-    router.addRoutes(oauth.endpoints, atPath: "oauth2")
-    router.addRoutes(
-        RegistrationController(registration: services.registration, challenges: services.challenges).endpoints,
-        atPath: "v1")
+    // The unauthenticated endpoints that write (sign-in, registration, challenge) are rate-limited per address.
+    router.group("oauth2").add(middleware: limited).addRoutes(oauth.endpoints)
+    router.group("v1").add(middleware: limited).addRoutes(
+        RegistrationController(registration: services.registration, challenges: services.challenges).endpoints)
     router.addRoutes(HealthController(store: services.store).endpoints, atPath: "health")
 
     let bearer = BearerAuthenticator(sessions: services.sessions)

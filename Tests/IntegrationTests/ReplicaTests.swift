@@ -46,7 +46,7 @@ struct ReplicaTests {
             dataDirectory: directory.path + "/" + name, port: try freePort(),
             environment: [
                 "LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH_DATABASE_URL": database, "LATCH_KEYS_ENCRYPTION_KEY": Self.keyEncryptionKey,
-                "LATCH_ISSUER": "https://id.replicas.test", "LATCH_LOG_LEVEL": "warning",
+                "LATCH_ISSUER": "https://id.replicas.test", "LATCH_LOG_LEVEL": "warning", "LATCH_RATE_LIMIT_PER_MINUTE": "0",
             ].merging(extra) { _, new in new })
         return server
     }

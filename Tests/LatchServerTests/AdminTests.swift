@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import Synchronization
 import HTTPTypes
 import LatchCore
 import LatchJOSE
@@ -127,6 +128,48 @@ actor InMemoryAdminTokens: AdminTokenStore {
     func adminTokens() -> [AdminTokenRecord] { tokens.values.sorted { $0.id < $1.id } }
     func putAdminToken(_ token: AdminTokenRecord) { tokens[token.id] = token }
     func deleteAdminToken(id: String) -> Bool { tokens.removeValue(forKey: id) != nil }
+}
+
+@Suite("Rate limits")
+struct RateLimitTests {
+    @Test("Token buckets: a burst, then one request per refill interval; addresses are independent")
+    func buckets() {
+        let clock = Mutex<Double>(0)
+        let limiter = RateLimiter(perMinute: 60, burst: 3, now: { clock.withLock { $0 } })
+        #expect((0..<3).map { _ in limiter.acquire("a") } == [nil, nil, nil])
+        #expect(limiter.acquire("a") == 1)
+        #expect(limiter.acquire("b") == nil)
+        clock.withLock { $0 += 1 }
+        #expect(limiter.acquire("a") == nil)
+        #expect(limiter.acquire("a") == 1)
+        #expect(RateLimiter(perMinute: 0).acquire("a") == nil)
+    }
+
+    @Test("The table of addresses stays bounded")
+    func bounded() {
+        let limiter = RateLimiter(perMinute: 60, maximumClients: 100)
+        for index in 0..<1000 { _ = limiter.acquire("10.0.\(index / 256).\(index % 256)") }
+        #expect(limiter.acquire("late") == nil)
+    }
+
+    @Test("Over the limit the token endpoint answers 429 rate_limited with Retry-After; per forwarded address when trusted")
+    func http() async throws {
+        try await Deployment.make({ $0.rateLimitPerMinute = 12; $0.trustForwardedFor = true }).run { client in
+            let request = { (address: String) in
+                try await client.send(
+                    .post, "/oauth2/token", headers: [.contentType: "application/x-www-form-urlencoded", .init("X-Forwarded-For")!: address],
+                    body: "grant_type=refresh_token&refresh_token=lrt_x")
+            }
+            var statuses: [Int] = []
+            for _ in 0..<3 { statuses.append(Int(try await request("203.0.113.7").status.code)) }
+            #expect(statuses == [400, 400, 429])
+            let limited = try await request("203.0.113.7")
+            #expect(limited.code == "rate_limited" && limited.headers[.retryAfter] != nil)
+            #expect(try await request("198.51.100.1").status == .badRequest)
+            // Signed-in and admin endpoints are not limited this way.
+            #expect(try await client.admin(.get, "/admin/v1/users").status == .ok)
+        }
+    }
 }
 
 @Suite("Configuration")

@@ -60,6 +60,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let conflict = ErrorCode("conflict")
     /// The HTTP method is not allowed on this path.
     public static let methodNotAllowed = ErrorCode("method_not_allowed")
+    /// Too many requests from this address; retry after the `Retry-After` seconds.
+    public static let rateLimited = ErrorCode("rate_limited")
     /// The store cannot be reached or is overloaded; retry later. Nothing was written.
     public static let temporarilyUnavailable = ErrorCode("temporarily_unavailable")
     /// An unexpected failure; nothing was written.

@@ -37,6 +37,8 @@ import Logging
 /// | `clients.default` | `default` | client id used when a request names none |
 /// | `log.level` | `info` | `trace` … `critical` |
 /// | `housekeeping.interval` | `60` | seconds between purges of expired rows and key reloads |
+/// | `rateLimit.perMinute` | `600` | requests a minute per client address to the token, registration and challenge endpoints (0: off) |
+/// | `rateLimit.trustForwardedFor` | `false` | take the client address from `X-Forwarded-For` (only behind a trusted balancer) |
 public struct LatchConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
@@ -58,6 +60,9 @@ public struct LatchConfiguration: Sendable {
     public var defaultClientID = "default"
     public var logLevel: Logger.Level = .info
     public var housekeepingInterval: Int = 60
+    /// Requests a minute per client address on unauthenticated endpoints; 0 turns limiting off.
+    public var rateLimitPerMinute = 600
+    public var trustForwardedFor = false
 
     /// Token settings that do not depend on the issuer URL.
     public struct TokenSettingsOverrides: Sendable {
@@ -136,6 +141,9 @@ public struct LatchConfiguration: Sendable {
         }
         self.logLevel = logLevel
         housekeepingInterval = Int(try positive("housekeeping.interval", Int64(housekeepingInterval)))
+        rateLimitPerMinute = reader.int(forKey: "rateLimit.perMinute", default: rateLimitPerMinute)
+        guard rateLimitPerMinute >= 0 else { throw LatchError.invalidInput("configuration rateLimit.perMinute must be 0 or more") }
+        trustForwardedFor = reader.bool(forKey: "rateLimit.trustForwardedFor", default: false)
     }
 
     /// The reader `latch serve` uses: `overrides` (flags), then `LATCH_*` environment variables, then the JSON

@@ -9,9 +9,13 @@ public struct LatchRequestContext: RequestContext {
     var caller: SignedInCaller?
     /// Set by `AdminAuthenticatorMiddleware` on admin routes.
     var isAdmin = false
+    /// The peer's address (the key of rate limits); with `rateLimit.trustForwardedFor`, the middleware replaces it
+    /// with the first `X-Forwarded-For` address.
+    var clientAddress: String
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
     }
 
     /// Bodies are capped at 64 KiB.

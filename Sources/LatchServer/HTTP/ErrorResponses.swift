@@ -14,6 +14,7 @@ enum ErrorStatus {
         case .methodNotAllowed: .methodNotAllowed
         case .alreadyRegistered, .registrationConflict, .conflict: .conflict
         case .requestTooLarge: .contentTooLarge
+        case .rateLimited: .tooManyRequests
         case .temporarilyUnavailable: .serviceUnavailable
         case .serverError: .internalServerError
         default: .badRequest
