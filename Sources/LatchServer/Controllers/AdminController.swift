@@ -21,12 +21,7 @@ struct AdminController {
         // Test registration keys.
         group.post("test-keys") { request, _ -> Response in
             // An empty body asks for the defaults.
-            let body: AdminTestKeyRequest
-            if let length = request.headers[.contentLength], length == "0" {
-                body = AdminTestKeyRequest()
-            } else {
-                body = try await request.decodeJSON(AdminTestKeyRequest.self)
-            }
+            let body = try await request.decodeJSON(AdminTestKeyRequest.self, whenEmpty: AdminTestKeyRequest())
             return try JSONResponse.make(try await admin.createTestKey(body), status: .created)
         }
         group.get("test-keys") { _, _ -> Response in try JSONResponse.make(try await admin.testKeys()) }
@@ -65,12 +60,7 @@ struct AdminController {
         }
         // Admin tokens.
         group.post("tokens") { request, _ -> Response in
-            let body: AdminTokenRequest
-            if let length = request.headers[.contentLength], length == "0" {
-                body = AdminTokenRequest()
-            } else {
-                body = try await request.decodeJSON(AdminTokenRequest.self)
-            }
+            let body = try await request.decodeJSON(AdminTokenRequest.self, whenEmpty: AdminTokenRequest())
             return try JSONResponse.make(try await admin.createAdminToken(name: body.name), status: .created)
         }
         group.get("tokens") { _, _ -> Response in try JSONResponse.make(try await admin.adminTokens()) }

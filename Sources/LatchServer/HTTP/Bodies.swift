@@ -41,6 +41,12 @@ extension Request {
         }
     }
 
+    /// A JSON body decoded as `T`, or `defaults` when the body is empty (`Content-Length: 0`).
+    func decodeJSON<T: Decodable>(_ type: T.Type, whenEmpty defaults: T) async throws -> T {
+        if headers[.contentLength] == "0" { return defaults }
+        return try await decodeJSON(type)
+    }
+
     /// A JSON object body, parsed strictly without Codable (for hot endpoints).
     func jsonObject() async throws -> [String: JSONValue] {
         let buffer = try await bodyBytes(oauth: false)
