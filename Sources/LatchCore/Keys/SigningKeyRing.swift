@@ -14,7 +14,6 @@ public final class SigningKeyRing: Sendable {
     struct Snapshot: Sendable {
         var signer: JWSSigner
         var verificationKeys: [String: PublicKey]
-        var jwks: JSONWebKeySet
         var jwksJSON: [UInt8]
     }
 
@@ -115,9 +114,6 @@ public final class SigningKeyRing: Sendable {
         return verificationKey(kid: kid)
     }
 
-    /// The published keys.
-    public var jwks: JSONWebKeySet { snapshot.withLock { $0.jwks } }
-
     /// The published keys, serialized once per load.
     public var jwksJSON: [UInt8] { snapshot.withLock { $0.jwksJSON } }
 
@@ -150,10 +146,9 @@ public final class SigningKeyRing: Sendable {
             verificationKeys[record.keyID] = key
             jwks.append(key.jwk(kid: record.keyID))
         }
-        let set = JSONWebKeySet(keys: jwks)
         return Snapshot(
-            signer: JWSSigner(key: privateKey, keyID: active.keyID), verificationKeys: verificationKeys, jwks: set,
-            jwksJSON: JSONWebKeySet.serialized(set))
+            signer: JWSSigner(key: privateKey, keyID: active.keyID), verificationKeys: verificationKeys,
+            jwksJSON: JSONWebKeySet.serialized(JSONWebKeySet(keys: jwks)))
     }
 }
 

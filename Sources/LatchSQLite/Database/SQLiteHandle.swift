@@ -61,11 +61,6 @@ struct SQLRow: Sendable {
         default: Data()
         }
     }
-
-    func optionalBlob(_ index: Int) -> Data? {
-        if case .blob(let value) = values[index] { return value }
-        return nil
-    }
 }
 
 /// An error reported by SQLite.
