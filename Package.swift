@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "LatchJOSE", targets: ["LatchJOSE"]),
         .library(name: "LatchCore", targets: ["LatchCore"]),
         .library(name: "LatchServer", targets: ["LatchServer"]),
+        .library(name: "LatchApp", targets: ["LatchApp"]),
         .library(name: "LatchClient", targets: ["LatchClient"]),
     ],
     dependencies: [
@@ -58,17 +59,17 @@ let package = Package(
             name: "CLatchSQLiteShim",
             dependencies: [.product(name: "SQLiteNIO", package: "sqlite-nio")]
         ),
-        // The embedded store.
+        // The embedded store: primitives only.
         .target(
             name: "LatchSQLite",
             dependencies: [
-                "LatchCore", "CLatchSQLiteShim",
+                "LatchCore", "LatchModel", "LatchJOSE", "CLatchSQLiteShim",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
-        // The scale-out store.
+        // The scale-out store: primitives only.
         .target(
             name: "LatchPostgres",
             dependencies: [
@@ -79,15 +80,26 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The HTTP edge.
+        // The HTTP edge only: controllers, contexts, middleware. No store, no configuration file.
         .target(
             name: "LatchServer",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite", "LatchPostgres",
+                "LatchModel", "LatchJOSE", "LatchCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The composition root: configuration, the store it names, key files, the engines, the services.
+        .target(
+            name: "LatchApp",
+            dependencies: [
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite", "LatchPostgres", "LatchServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -100,7 +112,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // Test helpers: fixed clock, test keys, token minting.
+        // Test helpers: the in-memory store and the store conformance suite, fixed clock, keys for tests, token minting.
         .target(
             name: "LatchTesting",
             dependencies: [
@@ -113,10 +125,11 @@ let package = Package(
         .executableTarget(
             name: "latch",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite", "LatchServer", "LatchClient",
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchServer", "LatchApp", "LatchClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -139,7 +152,15 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchCoreTests",
-            dependencies: ["LatchCore", "LatchSQLite", "LatchTesting"],
+            dependencies: ["LatchCore", "LatchModel", "LatchJOSE", "LatchTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchAppTests",
+            dependencies: [
+                "LatchApp", "LatchCore", "LatchTesting",
+                .product(name: "Configuration", package: "swift-configuration"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -159,7 +180,7 @@ let package = Package(
         .testTarget(
             name: "LatchServerTests",
             dependencies: [
-                "LatchServer", "LatchTesting", "LatchSQLite",
+                "LatchServer", "LatchApp", "LatchTesting", "LatchSQLite",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -169,7 +190,7 @@ let package = Package(
         .testTarget(
             name: "LatchClientTests",
             dependencies: [
-                "LatchClient", "LatchServer", "LatchSQLite", "LatchTesting",
+                "LatchClient", "LatchServer", "LatchApp", "LatchSQLite", "LatchTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,5 @@
-/// Token lifetimes and names, as the engines use them. Defaults follow REFERENCE §1.
+/// Token lifetimes and names, as the engines use them. Access and ID tokens live an hour, a refresh family
+/// 30 days, as in the systems Latch replaces.
 public struct TokenSettings: Sendable {
     /// The `iss` of every token Latch issues (its public base URL).
     public var issuer: String
@@ -49,7 +50,7 @@ public struct AssertionSettings: Sendable {
 public struct RegistrationSettings: Sendable {
     /// Whether test registration keys are accepted (switch off in production).
     public var testKeysEnabled: Bool = true
-    /// `iss` a test registration JWT must carry (REFERENCE §3).
+    /// `iss` a test registration JWT must carry (the value the Sudo SDKs' test provider writes).
     public var testIssuer: String = "testRegisterIssuer"
     /// `aud` a test registration JWT must carry.
     public var testAudience: String = "testRegisterAudience"

@@ -4,148 +4,132 @@ import LatchJOSE
 import LatchModel
 import PostgresNIO
 
-extension PostgresStore: UserStore, RegistrationStore, ChallengeStore {
+extension PostgresStore: UserStore {
     typealias UserRow = (String, String, String, String?, String?, String, Int64)
 
-    static func user(_ row: UserRow) -> User {
-        let claims: [String: JSONValue]
-        if row.5 == "{}" {
-            claims = [:]
-        } else if case .object(let object)? = try? JSONValue.parse(Data(row.5.utf8)) {
-            claims = object
-        } else {
-            claims = [:]
-        }
-        return User(
-            id: row.0, username: row.1, kind: UserKind(rawValue: row.2) ?? .test, issuer: row.3, subject: row.4, claims: claims,
-            createdAt: row.6)
+    static let userColumns = "id, username, kind, issuer, subject, claims, created_at"
+
+    static func user(_ row: UserRow) throws -> User {
+        User(
+            id: row.0, username: row.1, kind: try StoredForm.userKind(row.2), issuer: row.3, subject: row.4,
+            claims: try StoredForm.claims(row.5), createdAt: row.6)
     }
 
-    static func claimsText(_ claims: [String: JSONValue]) -> String {
-        String(decoding: JSONValue.object(claims).serialized(), as: UTF8.self)
+    static func deviceKey(userID: String, keyID: String, algorithm: String, der: Data, createdAt: Int64) throws -> DeviceKey {
+        DeviceKey(
+            userID: userID, keyID: keyID, key: try StoredForm.publicKey(algorithm: algorithm, der: der, column: "device_keys.public_key"),
+            createdAt: createdAt)
     }
 
     public func user(id: String) async throws -> User? {
         try await query("user") { client in
-            try await client.query("SELECT id, username, kind, issuer, subject, claims, created_at FROM users WHERE id = \(id)")
-                .first(UserRow.self).map(Self.user)
+            try await client.query("SELECT \(unescaped: Self.userColumns) FROM users WHERE id = \(id)").first(UserRow.self).map(Self.user)
         }
     }
 
     public func user(username: String) async throws -> User? {
         try await query("user") { client in
-            try await client.query("SELECT id, username, kind, issuer, subject, claims, created_at FROM users WHERE username = \(username)")
-                .first(UserRow.self).map(Self.user)
+            try await client.query("SELECT \(unescaped: Self.userColumns) FROM users WHERE username = \(username)").first(UserRow.self).map(Self.user)
         }
     }
 
     public func federatedUser(issuer: String, subject: String) async throws -> User? {
         try await query("federatedUser") { client in
-            try await client.query(
-                "SELECT id, username, kind, issuer, subject, claims, created_at FROM users WHERE issuer = \(issuer) AND subject = \(subject)"
-            ).first(UserRow.self).map(Self.user)
+            try await client.query("SELECT \(unescaped: Self.userColumns) FROM users WHERE issuer = \(issuer) AND subject = \(subject)")
+                .first(UserRow.self).map(Self.user)
         }
     }
 
     public func users(after cursor: String?, limit: Int) async throws -> [User] {
         let after = cursor ?? ""
         return try await query("users") { client in
-            try await client.query(
-                "SELECT id, username, kind, issuer, subject, claims, created_at FROM users WHERE id > \(after) ORDER BY id LIMIT \(limit)"
-            ).all(UserRow.self).map(Self.user)
+            try await client.query("SELECT \(unescaped: Self.userColumns) FROM users WHERE id > \(after) ORDER BY id LIMIT \(limit)")
+                .all(UserRow.self).map(Self.user)
         }
     }
 
     public func deviceKey(userID: String, keyID: String) async throws -> DeviceKey? {
-        let row = try await query("deviceKey") { client in
+        try await query("deviceKey") { client in
+            try await client.query("SELECT algorithm, public_key, created_at FROM device_keys WHERE user_id = \(userID) AND key_id = \(keyID)")
+                .first((String, Data, Int64).self)
+                .map { try Self.deviceKey(userID: userID, keyID: keyID, algorithm: $0.0, der: $0.1, createdAt: $0.2) }
+        }
+    }
+
+    public func deviceSignInKey(username: String, keyID: String) async throws -> (User, DeviceKey)? {
+        try await query("deviceSignInKey") { client in
             try await client.query(
-                "SELECT algorithm, public_key, created_at FROM device_keys WHERE user_id = \(userID) AND key_id = \(keyID)"
-            ).first((String, Data, Int64).self)
-        }
-        guard let row, let algorithm = JWSAlgorithm(rawValue: row.0), let key = try? PublicKey(der: row.1, algorithm: algorithm) else {
-            return nil
-        }
-        return DeviceKey(userID: userID, keyID: keyID, key: key, createdAt: row.2)
-    }
-
-    public func deleteUser(id: String) async throws -> Bool {
-        try await query("deleteUser") { client in
-            try await client.query("DELETE FROM users WHERE id = \(id) RETURNING id").first(String.self) != nil
-        }
-    }
-
-    public func registration(id: String) async throws -> (userID: String, proofHash: Data)? {
-        try await query("registration") { client in
-            try await client.query("SELECT user_id, proof_hash FROM registrations WHERE id = \(id)").first((String, Data).self)
-                .map { (userID: $0.0, proofHash: $0.1) }
-        }
-    }
-
-    public func register(_ registration: NewRegistration) async throws -> RegistrationOutcome {
-        try await transaction(
-            "register",
-            // A concurrent registration won a unique key (registration id, username or identity): read what it wrote.
-            onUnique: { [self] in
-                if let id = registration.registrationID, let existing = try await self.registration(id: id) {
-                    return .registrationExists(userID: existing.userID, proofHash: existing.proofHash)
-                }
-                return .alreadyRegistered
-            }
-        ) { connection in
-            if let id = registration.registrationID,
-                let existing = try await connection.run("SELECT user_id, proof_hash FROM registrations WHERE id = \(id)")
-                    .first((String, Data).self)
-            {
-                return .registrationExists(userID: existing.0, proofHash: existing.1)
-            }
-            let user = registration.user
-            let taken = try await connection.run(
-                "SELECT 1 FROM users WHERE username = \(user.username) OR (issuer IS NOT NULL AND issuer = \(user.issuer) AND subject = \(user.subject))"
-            ).first(Int.self)
-            if taken != nil { return .alreadyRegistered }
-            guard try await Self.consume(registration.consumes, on: connection) else { return .replayed }
-            try await connection.run(
                 """
-                INSERT INTO users (id, username, kind, issuer, subject, claims, created_at)
-                VALUES (\(user.id), \(user.username), \(user.kind.rawValue), \(user.issuer), \(user.subject), \(Self.claimsText(user.claims)), \(user.createdAt))
-                """)
-            if let key = registration.deviceKey {
-                try await connection.run(
-                    """
-                    INSERT INTO device_keys (user_id, key_id, algorithm, public_key, created_at)
-                    VALUES (\(user.id), \(key.keyID), \(key.key.algorithm.rawValue), \(key.key.derRepresentation), \(key.createdAt))
-                    """)
+                SELECT u.id, u.username, u.kind, u.issuer, u.subject, u.claims, u.created_at, k.algorithm, k.public_key, k.created_at
+                FROM users u JOIN device_keys k ON k.user_id = u.id WHERE u.username = \(username) AND k.key_id = \(keyID)
+                """
+            ).first((String, String, String, String?, String?, String, Int64, String, Data, Int64).self).map { row in
+                let user = try Self.user((row.0, row.1, row.2, row.3, row.4, row.5, row.6))
+                return (user, try Self.deviceKey(userID: user.id, keyID: keyID, algorithm: row.7, der: row.8, createdAt: row.9))
             }
-            if let id = registration.registrationID {
-                try await connection.run(
-                    "INSERT INTO registrations (id, user_id, proof_hash, created_at) VALUES (\(id), \(user.id), \(registration.proofHash), \(user.createdAt))")
-            }
-            return .created(user)
         }
     }
+}
 
-    /// Consumes a single-use value in one statement; `false` when it was unknown, expired or used.
-    static func consume(_ value: SingleUse, on connection: PostgresConnection) async throws -> Bool {
+extension PostgresTransaction: UserWrites {
+    func insertUser(_ user: User, ifTaken refusal: any Error & Sendable) {
+        // No conflict target: any unique key (id, username, issuer + subject) refuses. A concurrent insert of the
+        // same key waits for the other transaction, then refuses if it committed.
+        let claims = StoredForm.claimsText(user.claims)
+        changeOne(
+            """
+            INSERT INTO users (id, username, kind, issuer, subject, claims, created_at)
+            VALUES (\(user.id), \(user.username), \(user.kind.rawValue), \(user.issuer), \(user.subject), \(claims), \(user.createdAt))
+            ON CONFLICT DO NOTHING RETURNING 1
+            """, orRefuse: refusal)
+    }
+
+    func insertDeviceKey(_ key: DeviceKey, ifTaken refusal: any Error & Sendable) {
+        changeOne(
+            try """
+            INSERT INTO device_keys (user_id, key_id, algorithm, public_key, created_at)
+            VALUES (\(key.userID), \(key.keyID), \(key.key.algorithm.rawValue), \(key.key.derRepresentation), \(key.createdAt))
+            ON CONFLICT DO NOTHING RETURNING 1
+            """, orRefuse: refusal)
+    }
+
+    func requireUser(id: String, ifMissing refusal: any Error & Sendable) {
+        // FOR KEY SHARE blocks the user's deletion until commit, not another sign-in or a claims update.
+        check("SELECT 1 FROM users WHERE id = \(id) FOR KEY SHARE", ifFound: false, refuse: refusal)
+    }
+
+    func updateClaims(userID: String, claims: [String: JSONValue]) {
+        execute("UPDATE users SET claims = \(StoredForm.claimsText(claims)) WHERE id = \(userID)")
+    }
+
+    func deleteUser(id: String, ifMissing refusal: any Error & Sendable) {
+        // Device keys, registrations, nonces and sessions go with the user (ON DELETE CASCADE).
+        changeOne("DELETE FROM users WHERE id = \(id) RETURNING 1", orRefuse: refusal)
+    }
+}
+
+extension PostgresTransaction: SingleUseWrites {
+    /// One statement each: a concurrent consumer of the same value waits on its row lock, then finds it gone
+    /// (nonce) or present (jti).
+    func consume(_ value: SingleUse, ifUnavailable refusal: any Error & Sendable) {
         switch value {
         case .nonce(let nonce, let userID, let now):
-            return try await connection.run(
-                "DELETE FROM nonces WHERE nonce = \(nonce) AND user_id = \(userID) AND expires_at > \(now) RETURNING nonce"
-            ).first(String.self) != nil
+            changeOne("DELETE FROM nonces WHERE nonce = \(nonce) AND user_id = \(userID) AND expires_at > \(now) RETURNING 1", orRefuse: refusal)
         case .jti(let jti, let issuer, let until):
-            return try await connection.run(
-                "INSERT INTO used_jtis (issuer, jti, expires_at) VALUES (\(issuer), \(jti), \(until)) ON CONFLICT DO NOTHING RETURNING jti"
-            ).first(String.self) != nil
+            changeOne(
+                "INSERT INTO used_jtis (issuer, jti, expires_at) VALUES (\(issuer), \(jti), \(until)) ON CONFLICT DO NOTHING RETURNING 1",
+                orRefuse: refusal)
         }
     }
+}
 
-    public func insertNonce(_ nonce: String, userID: String, expiresAt: Int64, maxOutstanding: Int) async throws {
-        try await transaction("insertNonce") { connection in
-            try await connection.run("INSERT INTO nonces (nonce, user_id, expires_at) VALUES (\(nonce), \(userID), \(expiresAt))")
-            try await connection.run(
-                """
-                DELETE FROM nonces WHERE user_id = \(userID) AND nonce NOT IN
-                    (SELECT nonce FROM nonces WHERE user_id = \(userID) ORDER BY expires_at DESC, nonce LIMIT \(maxOutstanding))
-                """)
-        }
+extension PostgresTransaction: NonceWrites {
+    func insertNonce(_ nonce: String, userID: String, expiresAt: Int64, keepNewest: Int) {
+        execute(
+            "INSERT INTO nonces (nonce, user_id, expires_at) VALUES (\(nonce), \(userID), \(expiresAt))",
+            """
+            DELETE FROM nonces WHERE user_id = \(userID) AND nonce NOT IN
+                (SELECT nonce FROM nonces WHERE user_id = \(userID) ORDER BY expires_at DESC, nonce LIMIT \(keepNewest))
+            """)
     }
 }

@@ -6,9 +6,10 @@ import PostgresNIO
 
 /// Latch's scale-out store: several stateless replicas on one PostgreSQL database.
 ///
-/// Every multi-write step is one transaction; single-use values are consumed by one atomic statement
-/// (`INSERT … ON CONFLICT DO NOTHING RETURNING`, `DELETE … RETURNING`); refresh rotation takes the session row's
-/// lock (`FOR UPDATE`), so two replicas presenting the same token serialize on it. Deadlocks and serialization
+/// A unit of work is one transaction, sent once its body has stated its writes; single-use values are consumed by
+/// one atomic statement (`INSERT … ON CONFLICT DO NOTHING RETURNING`, `DELETE … RETURNING`); a session is updated
+/// by compare-and-set on its mutable columns, under its row lock when contended, so two replicas presenting the
+/// same refresh token serialize on it. Deadlocks and serialization
 /// failures are retried a bounded number of times; any other database failure, or an operation that does not
 /// finish within `operationTimeout`, is `StoreUnavailableError` (503). Commits are synchronous (the server's
 /// `synchronous_commit`, on by default): an answered request is durable.
@@ -16,42 +17,50 @@ public final class PostgresStore: Sendable {
     let client: PostgresClient
     let logger: Logger
     let operationTimeout: Duration
-    private let runner: Task<Void, Never>
 
-    /// Connects with `url` (`postgres://user:password@host:port/database[?sslmode=…&sslrootcert=…]`), starts
-    /// the pool and applies migrations.
+    /// A store on `url` (`postgres://user:password@host:port/database[?sslmode=…&sslrootcert=…]`). Nothing is
+    /// sent until ``run()`` runs; then ``prepare()`` checks the database and applies migrations.
     ///
     /// `sslmode` as libpq reads it: `disable` (default), `require` (TLS, certificate not checked), `verify-full`
     /// (TLS, certificate chain checked against the system roots or `sslrootcert`, and the host name).
-    public static func connect(
+    public init(
         url: String, poolSize: Int = 16, operationTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "latch.postgres")
-    ) async throws -> PostgresStore {
-        let store = PostgresStore(
-            client: PostgresClient(configuration: try configuration(url: url, poolSize: poolSize), backgroundLogger: logger),
-            logger: logger, operationTimeout: operationTimeout)
-        do {
-            // Reachable at all? Fail fast, then give migrations (which may wait for another replica's lock) longer.
-            _ = try await store.query("connect") { client in try await client.query("SELECT 1") }
-            let applied = try await store.withDeadline(.seconds(60)) {
-                do {
-                    return try await PostgresMigrations.apply(store.client, now: Int64(Date().timeIntervalSince1970), logger: logger)
-                } catch {
-                    throw PostgresStore.unwrap(error)
-                }
-            }
-            if !applied.isEmpty { logger.info("applied migrations", metadata: ["migrations": "\(applied)"]) }
-        } catch {
-            await store.shutdown()
-            throw error
-        }
-        return store
-    }
-
-    private init(client: PostgresClient, logger: Logger, operationTimeout: Duration) {
-        self.client = client
+    ) throws {
+        client = PostgresClient(configuration: try Self.configuration(url: url, poolSize: poolSize), backgroundLogger: logger)
         self.logger = logger
         self.operationTimeout = operationTimeout
-        runner = Task { await client.run() }
+    }
+
+    /// Runs the connection pool until the task is cancelled or a graceful shutdown begins (a ServiceLifecycle
+    /// service's `run`). Every other call waits for it.
+    public func run() async { await client.run() }
+
+    /// Checks that the database answers (fast: within the operation timeout), then applies migrations (which may
+    /// wait up to a minute for another replica's migration lock). Call it while ``run()`` runs.
+    public func prepare() async throws {
+        _ = try await query("connect") { client in try await client.query("SELECT 1") }
+        let applied = try await withDeadline(.seconds(60)) { [client, logger] in
+            do {
+                return try await PostgresMigrations.apply(client, now: Int64(Date().timeIntervalSince1970), logger: logger)
+            } catch {
+                throw PostgresStore.unwrap(error)
+            }
+        }
+        if !applied.isEmpty { logger.info("applied migrations", metadata: ["migrations": "\(applied)"]) }
+    }
+
+    /// Runs the pool around `body`, prepared: for commands and tests that use the store for a while, then stop.
+    public static func withRunning<T: Sendable>(
+        url: String, poolSize: Int = 16, operationTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "latch.postgres"),
+        _ body: @Sendable (PostgresStore) async throws -> T
+    ) async throws -> T {
+        let store = try PostgresStore(url: url, poolSize: poolSize, operationTimeout: operationTimeout, logger: logger)
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await store.run() }
+            defer { group.cancelAll() }
+            try await store.prepare()
+            return try await body(store)
+        }
     }
 
     /// The migration names this store applies, in order.
@@ -93,11 +102,6 @@ public final class PostgresStore: Sendable {
         return configuration
     }
 
-    public func shutdown() async {
-        runner.cancel()
-        _ = await runner.value
-    }
-
     // MARK: Running operations
 
     /// Runs `body` with a deadline: a database that stops answering becomes a 503, not a hung request.
@@ -130,7 +134,7 @@ public final class PostgresStore: Sendable {
 
     /// Classes of database error the store treats specially.
     enum Failure {
-        case uniqueViolation, retryable, other
+        case retryable, other
     }
 
     /// The error inside postgres-nio's transaction wrapper, if any.
@@ -144,7 +148,6 @@ public final class PostgresStore: Sendable {
     static func classify(_ error: any Error) -> Failure {
         guard let error = unwrap(error) as? PSQLError, let state = error.serverInfo?[.sqlState] else { return .other }
         switch state {
-        case "23505": return .uniqueViolation
         case "40001", "40P01": return .retryable
         default: return .other
         }
@@ -153,12 +156,9 @@ public final class PostgresStore: Sendable {
     /// Most attempts for a transaction that hits a deadlock or serialization failure.
     static let maximumAttempts = 4
 
-    /// Runs a transaction: retried on deadlock / serialization failure (bounded), `uniqueViolation` handed to
-    /// `onUnique` when given, every other failure turned into `StoreUnavailableError`.
-    func transaction<T: Sendable>(
-        _ name: String, onUnique: (@Sendable () async throws -> T)? = nil,
-        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
-    ) async throws -> T {
+    /// Runs a transaction: retried on deadlock / serialization failure (bounded); a deliberate rollback
+    /// (``TransactionRollback``) reaches the caller as thrown; every other failure is `StoreUnavailableError`.
+    func transaction<T: Sendable>(_ name: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         for attempt in 1...Self.maximumAttempts {
             do {
                 return try await withDeadline { [client, logger] in
@@ -170,7 +170,6 @@ public final class PostgresStore: Sendable {
                 // A deliberate rollback carries its outcome to the caller unchanged.
                 if let signal = Self.unwrap(error) as? any TransactionRollback { throw signal }
                 let failure = Self.classify(error)
-                if failure == .uniqueViolation, let onUnique { return try await onUnique() }
                 if failure == .retryable, attempt < Self.maximumAttempts {
                     try? await Task.sleep(for: .milliseconds(5 * attempt))
                     continue
@@ -180,6 +179,21 @@ public final class PostgresStore: Sendable {
             }
         }
         throw StoreUnavailableError("\(name): too many retries")
+    }
+
+    /// Runs `body` on one connection of the pool, outside an explicit transaction (each statement commits on its
+    /// own), with the deadline and error handling of ``transaction(_:_:)``.
+    func withConnection<T: Sendable>(_ name: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await withDeadline { [client] in try await client.withConnection { connection in try await body(connection) } }
+        } catch let error as StoreUnavailableError {
+            throw error
+        } catch let signal as any TransactionRollback {
+            throw signal
+        } catch {
+            logger.error("\(name) failed", metadata: ["error": "\(String(reflecting: error))"])
+            throw StoreUnavailableError("\(name): \(error)")
+        }
     }
 
     /// Runs one query outside an explicit transaction (a single statement commits on its own).
@@ -195,21 +209,19 @@ public final class PostgresStore: Sendable {
     }
 }
 
-extension PostgresStore: StoreLifecycle {}
-
 /// Thrown inside a transaction to roll it back on purpose; `transaction` rethrows it as is.
 protocol TransactionRollback: Error {}
 
 extension PostgresRowSequence {
     /// Every row, decoded.
-    func all<each Column: PostgresDecodable>(_ type: (repeat each Column).Type) async throws -> [(repeat each Column)] {
+    func all<each Column: PostgresDecodable & Sendable>(_ type: (repeat each Column).Type) async throws -> [(repeat each Column)] {
         var rows: [(repeat each Column)] = []
         for try await row in self.decode(type) { rows.append(row) }
         return rows
     }
 
     /// The first row, decoded; the rest are drained.
-    func first<each Column: PostgresDecodable>(_ type: (repeat each Column).Type) async throws -> (repeat each Column)? {
+    func first<each Column: PostgresDecodable & Sendable>(_ type: (repeat each Column).Type) async throws -> (repeat each Column)? {
         try await all(type).first
     }
 }

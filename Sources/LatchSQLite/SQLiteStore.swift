@@ -67,7 +67,7 @@ public final class SQLiteStore: Sendable {
         let path = (directory as NSString).appendingPathComponent("latch.sqlite")
         // Created 0600 before SQLite opens it: its -wal and -shm files take the same mode.
         if !FileManager.default.fileExists(atPath: path) {
-            FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
         }
         try self.init(path: path, logger: logger)
     }
@@ -79,8 +79,8 @@ public final class SQLiteStore: Sendable {
         readers.close()
     }
 
-    /// Runs a write job in the next group commit.
-    func write<T>(_ body: @escaping (SQLiteHandle) throws -> T) async throws -> T {
+    /// Runs a job on the writer's connection, in the next group commit.
+    func job<T>(_ body: @escaping (SQLiteHandle) throws -> T) async throws -> T {
         try await unavailableOnSQLiteError("write") { try await writer.run(body) }
     }
 
@@ -100,9 +100,20 @@ public final class SQLiteStore: Sendable {
     }
 }
 
-extension SQLiteStore: StoreLifecycle {
-    public func shutdown() async { close() }
+extension SQLiteStore: UnitOfWork {
+    /// A unit of work is one job of the writer: its writes run at once, on the writer's thread, inside the job's
+    /// savepoint; a refusal or a SQLite error rolls the savepoint back and fails this unit alone.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
+        try await job { db in
+            let transaction = SQLiteTransaction(db)
+            let result = body(transaction)
+            if let stop = transaction.stop { throw stop }
+            return result
+        }
+    }
+}
 
+extension SQLiteStore {
     /// The migration names this store applies, in order.
     public static var migrationNames: [String] { Migrations.all.map(\.name) }
 }

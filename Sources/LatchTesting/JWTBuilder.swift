@@ -32,9 +32,9 @@ public struct JWTBuilder: Sendable {
     }
 }
 
-/// Ready-made assertions with the claims REFERENCE §3–5 describe.
+/// Ready-made assertions with the claims Latch's flows expect.
 public enum Assertions {
-    /// A custom federated assertion (REFERENCE §5).
+    /// A custom federated assertion: signed by a customer's backend, `sub` = the username.
     public static func federated(
         issuer: String, keyID: String, subject: String, audience: String = "identity-service", now: Int64,
         lifetime: Int64 = 300, jti: String = UUID().uuidString, extra: [String: JSONValue] = [:]
@@ -47,7 +47,7 @@ public enum Assertions {
         return JWTBuilder(header: ["kid": .string(keyID)], claims: claims)
     }
 
-    /// A device sign-in assertion over a server nonce (REFERENCE §4).
+    /// A device sign-in assertion over a server nonce: `iss` = `sub` = the username, `jti` = the nonce.
     public static func device(username: String, keyID: String, nonce: String, audience: String = "identity-service", now: Int64)
         -> JWTBuilder
     {
@@ -59,7 +59,7 @@ public enum Assertions {
             ])
     }
 
-    /// A test registration token (REFERENCE §3).
+    /// A test registration token, as the Sudo SDKs' test provider signs it.
     public static func testRegistration(keyID: String, subject: String, now: Int64, jti: String = UUID().uuidString) -> JWTBuilder {
         JWTBuilder(
             header: ["kid": .string(keyID)],

@@ -1,3 +1,6 @@
+import LatchCore
+import Synchronization
+
 /// A small deterministic random generator (SplitMix64) for bounded, reproducible fuzzing.
 public struct SplitMix: RandomNumberGenerator, Sendable {
     private var state: UInt64
@@ -10,5 +13,15 @@ public struct SplitMix: RandomNumberGenerator, Sendable {
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
+    }
+}
+
+extension RandomSource {
+    /// A reproducible source for tests: SplitMix64 from `seed`. Never for production.
+    public static func seeded(_ seed: UInt64) -> RandomSource {
+        let generator = Mutex(SplitMix(seed: seed))
+        return RandomSource { count in
+            generator.withLock { generator in (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) } }
+        }
     }
 }

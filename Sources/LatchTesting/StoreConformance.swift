@@ -5,18 +5,25 @@ import LatchModel
 import Testing
 
 /// The behaviour every store backend must show, checked through the store protocols only. Each backend's test
-/// target runs every check against a fresh, empty store:
+/// target runs every check against a fresh, empty store, given as two handles on the same data — two replicas
+/// for PostgreSQL, two connections to one file for SQLite, one instance twice in memory — and every race is
+/// run across both:
 ///
 /// ```swift
 /// @Test(arguments: StoreConformance.checks)
-/// func conformance(_ check: StoreConformance.Check) async throws { try await withFreshStore { try await check.run($0) } }
+/// func conformance(_ check: StoreConformance.Check) async throws { try await withFreshStores { try await check.run($0, $1) } }
 /// ```
 public enum StoreConformance {
-    /// One named check.
+    /// One named check, given two handles on one fresh store.
     public struct Check: Sendable, CustomTestStringConvertible {
         public let name: String
-        public let run: @Sendable (any LatchStore) async throws -> Void
+        public let run: @Sendable (_ store: any LatchStore, _ replica: any LatchStore) async throws -> Void
         public var testDescription: String { name }
+    }
+
+    /// Refusals the checks give primitives, to see which one a unit of work was refused with.
+    public enum Refusal: Error, Equatable {
+        case taken, used, missing, exists, second
     }
 
     /// A user named `name` (federated when `issuer` is given).
@@ -26,13 +33,24 @@ public enum StoreConformance {
             claims: [:], createdAt: now)
     }
 
-    /// Registers `user` with a P-256 device key `dk`.
+    /// Registers `user` with a P-256 device key `dk`, as registration does.
     public static func register(_ store: any LatchStore, _ user: User, jti: String = UUID().uuidString, registrationID: String? = nil) async throws {
-        let outcome = try await store.register(
-            NewRegistration(
-                user: user, deviceKey: DeviceKey(userID: user.id, keyID: "dk", key: TestKeys.p256.publicKey, createdAt: user.createdAt),
-                registrationID: registrationID, proofHash: Data([1, 2, 3]), consumes: .jti(jti, issuer: "t", until: 5000)))
-        guard case .created = outcome else { throw LatchError(.serverError, "registration failed: \(outcome)") }
+        let record = registrationID.map { RegistrationRecord(id: $0, userID: user.id, proofHash: Data([1, 2, 3]), createdAt: user.createdAt) }
+        try await registration(store, user, jti: jti, record: record, deviceKey: true)
+    }
+
+    /// The unit of work of a registration; throws the ``Refusal`` it met.
+    static func registration(_ store: any LatchStore, _ user: User, jti: String, record: RegistrationRecord?, deviceKey: Bool) async throws {
+        try await store.write { transaction in
+            if let record { transaction.requireNoRegistration(id: record.id, ifExists: Refusal.exists) }
+            transaction.insertUser(user, ifTaken: Refusal.taken)
+            transaction.consume(.jti(jti, issuer: "t", until: 5000), ifUnavailable: Refusal.used)
+            if deviceKey {
+                transaction.insertDeviceKey(
+                    DeviceKey(userID: user.id, keyID: "dk", key: TestKeys.p256.publicKey, createdAt: user.createdAt), ifTaken: Refusal.taken)
+            }
+            if let record { transaction.insertRegistration(record, ifTaken: Refusal.exists) }
+        }
     }
 
     /// A session of `user`, one hour long.
@@ -40,123 +58,173 @@ public enum StoreConformance {
         Session(id: sid, userID: user.id, clientID: client, authTime: now, amr: ["pop"], scope: "openid", createdAt: now, expiresAt: now + lifetime)
     }
 
-    /// Opens `session`, consuming a fresh jti unless told otherwise.
+    /// Opens `session` as a sign-in does, consuming a fresh jti unless told otherwise: nil when it opened, else
+    /// the refusal.
+    @discardableResult
     public static func start(_ store: any LatchStore, _ session: Session, consumes: SingleUse? = nil, claims: [String: JSONValue]? = nil) async throws
-        -> SignInOutcome
+        -> Refusal?
     {
-        try await store.startSession(
-            NewSignIn(session: session, consumes: consumes ?? .jti(UUID().uuidString, issuer: "x", until: 9999), updatedClaims: claims))
-    }
-
-    /// Presents generation `n` of `sid`: the outcome's name and the new generation.
-    public static func refresh(_ store: any LatchStore, _ sid: String, _ n: Int64, now: Int64, client: String = "app") async throws -> (String, Int64?) {
-        switch try await store.refresh(RefreshRequest(sessionID: sid, generation: n, clientID: client, now: now, graceSeconds: 10)) {
-        case .rotated(let session, _): ("rotated", session.generation)
-        case .reissued(let session, _): ("reissued", session.generation)
-        case .unknown: ("unknown", nil)
-        case .inactive: ("inactive", nil)
-        case .wrongClient: ("wrongClient", nil)
-        case .reuseDetected: ("reuse", nil)
+        do {
+            try await store.write { transaction in
+                transaction.consume(consumes ?? .jti(UUID().uuidString, issuer: "x", until: 9999), ifUnavailable: Refusal.used)
+                transaction.requireUser(id: session.userID, ifMissing: Refusal.missing)
+                if let claims { transaction.updateClaims(userID: session.userID, claims: claims) }
+                transaction.insertSession(session)
+            }
+            return nil
+        } catch let refusal as Refusal {
+            return refusal
         }
     }
 
+    /// Presents generation `n` of `sid` through ``RefreshRotation``: the outcome and the new generation.
+    public static func refresh(_ store: any LatchStore, _ sid: String, _ n: Int64, now: Int64, client: String = "app") async throws
+        -> (RefreshRotation.Outcome?, Int64?)
+    {
+        let result = try await store.updateSession(id: sid) { session, _ in
+            let update = RefreshRotation.decide(session, presented: n, clientID: client, now: now, grace: 10)
+            return SessionUpdate(session: update.session, result: (update.result, update.session?.generation))
+        }
+        guard let (outcome, generation) = result else { return (nil, nil) }
+        return (outcome, outcome == .rotated || outcome == .reissued ? generation : nil)
+    }
+
+    /// Handle `index` of the pair, alternating, so concurrent tasks split across both.
+    static func pick(_ index: Int, _ store: any LatchStore, _ replica: any LatchStore) -> any LatchStore {
+        index.isMultiple(of: 2) ? store : replica
+    }
+
     public static let checks: [Check] = [
-        Check(name: "registration: usernames and federated identities are unique; a jti is single-use; refusals write nothing") { store in
+        Check(name: "unit of work: all or nothing; writes run in order, each seeing the ones before; the first refusal wins") { store, _ in
+            let alice = user("alice")
+            // Refused after two writes: neither is kept.
+            await #expect(throws: Refusal.missing) {
+                try await store.write { transaction in
+                    transaction.insertUser(alice, ifTaken: Refusal.taken)
+                    transaction.consume(.jti("j1", issuer: "t", until: 9), ifUnavailable: Refusal.used)
+                    transaction.requireUser(id: "nobody", ifMissing: Refusal.missing)
+                    transaction.requireUser(id: "nobody", ifMissing: Refusal.second)
+                }
+            }
+            #expect(try await store.user(id: alice.id) == nil)
+            #expect(try await store.consume(.jti("j1", issuer: "t", until: 9)))
+            // A write sees the one before it in the same unit.
+            try await store.write { transaction in
+                transaction.insertUser(alice, ifTaken: Refusal.taken)
+                transaction.requireUser(id: alice.id, ifMissing: Refusal.missing)
+                transaction.insertDeviceKey(DeviceKey(userID: alice.id, keyID: "dk", key: TestKeys.p256.publicKey, createdAt: 1), ifTaken: Refusal.taken)
+            }
+            #expect(try await store.deviceKey(userID: alice.id, keyID: "dk") != nil)
+            // What a write reports arrives after commit.
+            let revoked = try await store.write { $0.revokeSessions(userID: alice.id, at: 5) }
+            #expect(revoked.value == 0)
+        },
+        Check(name: "users: usernames and federated identities are unique; a jti is single-use; refusals write nothing") { store, _ in
             try await register(store, user("alice"), jti: "j1")
-            let sameName = try await store.register(
-                NewRegistration(user: User(id: "u-2", username: "alice", kind: .test, issuer: nil, subject: nil, claims: [:], createdAt: 1),
-                                deviceKey: nil, registrationID: nil, proofHash: Data(), consumes: .jti("j2", issuer: "t", until: 9)))
-            guard case .alreadyRegistered = sameName else { throw Failure("same username: \(sameName)") }
+            let sameName = User(id: "u-2", username: "alice", kind: .test, issuer: nil, subject: nil, claims: [:], createdAt: 1)
+            await #expect(throws: Refusal.taken) { try await registration(store, sameName, jti: "j2", record: nil, deviceKey: false) }
             try await register(store, user("fed", issuer: "acme"))
-            let sameIdentity = try await store.register(
-                NewRegistration(user: User(id: "u-3", username: "other", kind: .federated, issuer: "acme", subject: "fed", claims: [:], createdAt: 1),
-                                deviceKey: nil, registrationID: nil, proofHash: Data(), consumes: .jti("j3", issuer: "t", until: 9)))
-            guard case .alreadyRegistered = sameIdentity else { throw Failure("same identity: \(sameIdentity)") }
-            let replay = try await store.register(
-                NewRegistration(user: user("bob"), deviceKey: nil, registrationID: nil, proofHash: Data(), consumes: .jti("j1", issuer: "t", until: 9)))
-            guard case .replayed = replay else { throw Failure("replay: \(replay)") }
+            let sameIdentity = User(id: "u-3", username: "other", kind: .federated, issuer: "acme", subject: "fed", claims: [:], createdAt: 1)
+            await #expect(throws: Refusal.taken) { try await registration(store, sameIdentity, jti: "j3", record: nil, deviceKey: false) }
+            await #expect(throws: Refusal.used) { try await registration(store, user("bob"), jti: "j1", record: nil, deviceKey: false) }
             #expect(try await store.user(username: "bob") == nil)
             #expect(try await store.user(id: "u-2") == nil)
             #expect(try await store.user(id: "u-3") == nil)
+            #expect(try await store.consume(.jti("j2", issuer: "t", until: 9)), "a refused unit spent its jti")
             #expect(try await store.federatedUser(issuer: "acme", subject: "fed")?.id == "u-fed")
+            #expect(try await store.user(username: "alice")?.kind == .test)
             #expect(try await store.deviceKey(userID: "u-alice", keyID: "dk")?.key.derRepresentation == TestKeys.p256.publicKey.derRepresentation)
+            let (found, key) = try #require(try await store.deviceSignInKey(username: "alice", keyID: "dk"))
+            #expect(found.id == "u-alice" && key.keyID == "dk")
+            #expect(try await store.deviceSignInKey(username: "alice", keyID: "other") == nil)
+            #expect(try await store.deviceSignInKey(username: "fed", keyID: "dk") != nil)
+            #expect(try await store.deviceSignInKey(username: "nobody", keyID: "dk") == nil)
         },
-        Check(name: "registration: the registration id is recorded with its proof hash; concurrent uses of one id create one user") { store in
+        Check(name: "registration records: an existing id refuses; 10 concurrent units with one id on two replicas create one user") { store, replica in
             try await register(store, user("alice"), registrationID: "reg-1")
-            #expect(try await store.registration(id: "reg-1")?.userID == "u-alice")
-            #expect(try await store.registration(id: "reg-1")?.proofHash == Data([1, 2, 3]))
+            #expect(try await store.registration(id: "reg-1") == RegistrationRecord(id: "reg-1", userID: "u-alice", proofHash: Data([1, 2, 3]), createdAt: 1000))
+            await #expect(throws: Refusal.exists) { try await register(store, user("bob"), registrationID: "reg-1") }
+            #expect(try await store.user(id: "u-bob") == nil)
             let created = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<10 {
                     group.addTask {
-                        let outcome = try await store.register(
-                            NewRegistration(user: user("racer\(index)"), deviceKey: nil, registrationID: "reg-race", proofHash: Data([7]),
-                                            consumes: .jti("race-\(index)", issuer: "t", until: 9)))
-                        if case .created = outcome { return 1 }
-                        guard case .registrationExists = outcome else { throw Failure("unexpected \(outcome)") }
-                        return 0
+                        do {
+                            try await register(pick(index, store, replica), user("racer\(index)"), jti: "race-\(index)", registrationID: "reg-race")
+                            return 1
+                        } catch Refusal.exists {
+                            return 0
+                        }
                     }
                 }
                 return try await group.reduce(0, +)
             }
             #expect(created == 1)
+            let winner = try #require(try await store.registration(id: "reg-race"))
+            #expect(try await replica.user(id: winner.userID) != nil)
+            #expect(try await store.users(after: nil, limit: 100).count == 2)
         },
-        Check(name: "rotation: live rotates; retry within grace reissues; a dead successor is reuse and the revocation commits") { store in
+        Check(name: "sessions: updateSession applies the core's rotation rule to 300 random states exactly as RefreshRotation.decide says") { store, _ in
             let alice = user("alice")
             try await register(store, alice)
-            #expect(try await start(store, session("s1", user: alice)) == .started)
-            #expect(try await refresh(store, "s1", 0, now: 1001) == ("rotated", 1))
-            #expect(try await refresh(store, "s1", 0, now: 1005) == ("reissued", 2))
-            #expect(try await refresh(store, "s1", 1, now: 1006) == ("reuse", nil))
-            #expect(try await store.session(id: "s1")?.revokedAt == 1006)
-            #expect(try await refresh(store, "s1", 2, now: 1007) == ("inactive", nil))
-        },
-        Check(name: "rotation: a retry after its successor was used, or after the grace window, is reuse") { store in
-            let alice = user("alice")
-            try await register(store, alice)
-            _ = try await start(store, session("s1", user: alice))
-            _ = try await refresh(store, "s1", 0, now: 1001)
-            _ = try await refresh(store, "s1", 1, now: 1002)
-            #expect(try await refresh(store, "s1", 0, now: 1003) == ("reuse", nil))
-            _ = try await start(store, session("s2", user: alice))
-            _ = try await refresh(store, "s2", 0, now: 1001)
-            #expect(try await refresh(store, "s2", 0, now: 1012) == ("reuse", nil))
-        },
-        Check(name: "rotation: unknown sessions, unissued generations, other clients and expired families change nothing") { store in
-            let alice = user("alice")
-            try await register(store, alice)
-            _ = try await start(store, session("s1", user: alice))
-            _ = try await start(store, session("short", user: alice, lifetime: 10))
-            #expect(try await refresh(store, "nope", 0, now: 1001) == ("unknown", nil))
-            #expect(try await refresh(store, "s1", 5, now: 1001) == ("unknown", nil))
-            #expect(try await refresh(store, "s1", 0, now: 1001, client: "other") == ("wrongClient", nil))
-            #expect(try await refresh(store, "short", 0, now: 1011) == ("inactive", nil))
-            #expect(try await refresh(store, "s1", 0, now: 1002) == ("rotated", 1))
-        },
-        Check(name: "rotation race: 100 concurrent refreshes of one generation give one rotation and one live generation") { store in
-            let alice = user("alice")
-            try await register(store, alice)
-            _ = try await start(store, session("s1", user: alice))
-            let outcomes = try await withThrowingTaskGroup(of: String.self) { group in
-                for _ in 0..<100 { group.addTask { try await refresh(store, "s1", 0, now: 1001).0 } }
-                return try await group.reduce(into: [String]()) { $0.append($1) }
+            var random = SplitMix(seed: 0x5E55_1011)
+            for index in 0..<300 {
+                let generation = Int64.random(in: 0...4, using: &random)
+                let retry: Int64? = generation > 0 && Bool.random(using: &random) ? Int64.random(in: 0..<generation, using: &random) : nil
+                let state = Session(
+                    id: "s\(index)", userID: alice.id, clientID: Bool.random(using: &random) ? "app" : "other", authTime: 900,
+                    amr: ["pop", "hwk"], scope: "openid profile", createdAt: 900, expiresAt: Int64.random(in: 1000...1030, using: &random),
+                    revokedAt: Int64.random(in: 0...5, using: &random) == 0 ? 990 : nil, generation: generation, retryGeneration: retry,
+                    rotatedAt: retry == nil ? nil : Int64.random(in: 995...1010, using: &random))
+                #expect(try await start(store, state) == nil)
+                #expect(try await store.session(id: state.id) == state, "insertSession keeps every field")
+                let presented = Int64.random(in: 0...5, using: &random)
+                let now = Int64.random(in: 1000...1025, using: &random)
+                let expected = RefreshRotation.decide(state, presented: presented, clientID: "app", now: now, grace: 10)
+                let outcome = try await store.updateSession(id: state.id) { session, user in
+                    #expect(session == state && user.id == alice.id)
+                    return RefreshRotation.decide(session, presented: presented, clientID: "app", now: now, grace: 10)
+                }
+                #expect(outcome == expected.result, "state \(state), presented \(presented), now \(now)")
+                #expect(try await store.session(id: state.id) == (expected.session ?? state), "state \(state), presented \(presented), now \(now)")
             }
-            #expect(outcomes.filter { $0 == "rotated" }.count == 1)
-            #expect(outcomes.filter { $0 == "reissued" }.count == 99)
-            let final = try #require(try await store.session(id: "s1"))
-            #expect(final.generation == 100 && final.retryGeneration == 0 && final.revokedAt == nil)
-            #expect(try await refresh(store, "s1", 50, now: 1002) == ("reuse", nil))
+            #expect(try await store.updateSession(id: "nope") { _, _ in SessionUpdate(session: nil, result: 1) } == nil)
         },
-        Check(name: "nonces: consumed once under 50 concurrent sign-ins; expired and other users' nonces never; failures write no session") { store in
+        Check(name: "rotation: live rotates; retry within grace reissues; a dead successor is reuse and the revocation commits") { store, _ in
+            let alice = user("alice")
+            try await register(store, alice)
+            #expect(try await start(store, session("s1", user: alice)) == nil)
+            #expect(try await refresh(store, "s1", 0, now: 1001) == (.rotated, 1))
+            #expect(try await refresh(store, "s1", 0, now: 1005) == (.reissued, 2))
+            #expect(try await refresh(store, "s1", 1, now: 1006) == (.reuseDetected, nil))
+            #expect(try await store.session(id: "s1")?.revokedAt == 1006)
+            #expect(try await refresh(store, "s1", 2, now: 1007) == (.inactive, nil))
+            #expect(try await refresh(store, "nope", 0, now: 1007) == (nil, nil))
+        },
+        Check(name: "rotation race: 100 concurrent refreshes of one generation on two replicas give one rotation and one live generation") { store, replica in
+            let alice = user("alice")
+            try await register(store, alice)
+            try await start(store, session("s1", user: alice))
+            let outcomes = try await withThrowingTaskGroup(of: RefreshRotation.Outcome?.self) { group in
+                for index in 0..<100 { group.addTask { try await refresh(pick(index, store, replica), "s1", 0, now: 1001).0 } }
+                return try await group.reduce(into: [RefreshRotation.Outcome?]()) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 == .rotated }.count == 1)
+            #expect(outcomes.filter { $0 == .reissued }.count == 99)
+            let final = try #require(try await replica.session(id: "s1"))
+            #expect(final.generation == 100 && final.retryGeneration == 0 && final.revokedAt == nil)
+            #expect(try await refresh(store, "s1", 50, now: 1002) == (.reuseDetected, nil))
+        },
+        Check(name: "nonces: consumed once under 50 concurrent sign-ins on two replicas; expired and other users' nonces never; failures write no session") { store, replica in
             let alice = user("alice")
             let bob = user("bob")
             try await register(store, alice)
             try await register(store, bob)
-            try await store.insertNonce("n1", userID: alice.id, expiresAt: 2000, maxOutstanding: 16)
-            try await store.insertNonce("old", userID: alice.id, expiresAt: 1000, maxOutstanding: 16)
+            try await store.write { $0.insertNonce("n1", userID: alice.id, expiresAt: 2000, keepNewest: 16) }
+            try await store.write { $0.insertNonce("old", userID: alice.id, expiresAt: 1000, keepNewest: 16) }
             let started = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<50 {
                     group.addTask {
-                        try await start(store, session("s\(index)", user: alice, now: 1500), consumes: .nonce("n1", userID: alice.id, now: 1500)) == .started ? 1 : 0
+                        try await start(pick(index, store, replica), session("s\(index)", user: alice, now: 1500), consumes: .nonce("n1", userID: alice.id, now: 1500)) == nil ? 1 : 0
                     }
                 }
                 return try await group.reduce(0, +)
@@ -164,29 +232,32 @@ public enum StoreConformance {
             #expect(started == 1)
             let opened = try await (0..<50).asyncCount { try await store.session(id: "s\($0)") != nil }
             #expect(opened == 1)
-            #expect(try await start(store, session("x1", user: alice, now: 1500), consumes: .nonce("old", userID: alice.id, now: 1500)) == .replayed)
-            try await store.insertNonce("n2", userID: alice.id, expiresAt: 2000, maxOutstanding: 16)
-            #expect(try await start(store, session("x2", user: bob, now: 1500), consumes: .nonce("n2", userID: bob.id, now: 1500)) == .replayed)
-            #expect(try await start(store, session("x3", user: alice, now: 1500), consumes: .nonce("n2", userID: alice.id, now: 1500)) == .started)
+            #expect(try await start(store, session("x1", user: alice, now: 1500), consumes: .nonce("old", userID: alice.id, now: 1500)) == .used)
+            try await store.write { $0.insertNonce("n2", userID: alice.id, expiresAt: 2000, keepNewest: 16) }
+            #expect(try await start(store, session("x2", user: bob, now: 1500), consumes: .nonce("n2", userID: bob.id, now: 1500)) == .used)
+            #expect(try await start(store, session("x3", user: alice, now: 1500), consumes: .nonce("n2", userID: alice.id, now: 1500)) == nil)
         },
-        Check(name: "nonces: at most maxOutstanding per user, the newest kept") { store in
+        Check(name: "nonces: at most keepNewest per user, the newest kept") { store, _ in
             let alice = user("alice")
             try await register(store, alice)
-            for index in 0..<5 { try await store.insertNonce("n\(index)", userID: alice.id, expiresAt: 2000 + Int64(index), maxOutstanding: 3) }
+            for index in 0..<5 {
+                try await store.write { $0.insertNonce("n\(index)", userID: alice.id, expiresAt: 2000 + Int64(index), keepNewest: 3) }
+            }
             var live: [String] = []
-            for index in 0..<5 where try await start(store, session("s\(index)", user: alice), consumes: .nonce("n\(index)", userID: alice.id, now: 1500)) == .started {
+            for index in 0..<5 where try await start(store, session("s\(index)", user: alice), consumes: .nonce("n\(index)", userID: alice.id, now: 1500)) == nil {
                 live.append("n\(index)")
             }
             #expect(live == ["n2", "n3", "n4"])
         },
-        Check(name: "jti: 20 concurrent sign-ins with one assertion id open one session; claims are updated with it") { store in
+        Check(name: "jti: 20 concurrent sign-ins on two replicas with one assertion id open one session; claims are updated with it") { store, replica in
             let alice = user("alice", issuer: "acme")
             try await register(store, alice)
             let started = try await withThrowingTaskGroup(of: Int.self) { group in
                 for index in 0..<20 {
                     group.addTask {
-                        try await start(store, session("s\(index)", user: alice), consumes: .jti("same", issuer: "acme", until: 9999), claims: ["tier": "gold"])
-                            == .started ? 1 : 0
+                        try await start(
+                            pick(index, store, replica), session("s\(index)", user: alice), consumes: .jti("same", issuer: "acme", until: 9999),
+                            claims: ["tier": "gold"]) == nil ? 1 : 0
                     }
                 }
                 return try await group.reduce(0, +)
@@ -194,41 +265,44 @@ public enum StoreConformance {
             #expect(started == 1)
             #expect(try await store.user(id: alice.id)?.claims == ["tier": "gold"])
             // The same jti from another issuer is a different value.
-            #expect(try await start(store, session("other", user: alice), consumes: .jti("same", issuer: "evil", until: 9999)) == .started)
+            #expect(try await start(store, session("other", user: alice), consumes: .jti("same", issuer: "evil", until: 9999)) == nil)
         },
-        Check(name: "deleting a user removes keys, registrations, nonces and sessions; a sign-in for a deleted user fails") { store in
+        Check(name: "deleting a user removes keys, registrations, nonces and sessions; a sign-in for a deleted user is refused") { store, _ in
             let alice = user("alice")
             try await register(store, alice, registrationID: "reg-1")
-            try await store.insertNonce("n", userID: alice.id, expiresAt: 2000, maxOutstanding: 4)
-            _ = try await start(store, session("s1", user: alice))
+            try await store.write { $0.insertNonce("n", userID: alice.id, expiresAt: 2000, keepNewest: 4) }
+            try await start(store, session("s1", user: alice))
             #expect(try await store.deleteUser(id: alice.id))
             #expect(try await store.user(id: alice.id) == nil)
             #expect(try await store.deviceKey(userID: alice.id, keyID: "dk") == nil)
             #expect(try await store.registration(id: "reg-1") == nil)
             #expect(try await store.session(id: "s1") == nil)
-            #expect(try await start(store, session("s2", user: alice), consumes: .nonce("n", userID: alice.id, now: 1500)) == .userGone)
+            #expect(try await start(store, session("s2", user: alice), consumes: .nonce("n", userID: alice.id, now: 1500)) == .used)
+            #expect(try await start(store, session("s3", user: alice)) == .missing)
             #expect(try await store.deleteUser(id: alice.id) == false)
         },
-        Check(name: "revocation: one session, or every live session of a user, counted once") { store in
+        Check(name: "revocation: one session, or every live session of a user, counted once") { store, _ in
             let alice = user("alice")
             try await register(store, alice)
-            for index in 0..<3 { _ = try await start(store, session("s\(index)", user: alice)) }
+            for index in 0..<3 { try await start(store, session("s\(index)", user: alice)) }
+            try await start(store, session("ended", user: alice, lifetime: 10))
             #expect(try await store.revokeSession(id: "s0", at: 1100))
             #expect(try await store.revokeSession(id: "s0", at: 1101) == false)
             #expect(try await store.revokeSessions(userID: alice.id, at: 1200) == 2)
             #expect(try await store.revokeSessions(userID: alice.id, at: 1300) == 0)
             #expect(try await store.session(id: "s0")?.revokedAt == 1100)
+            #expect(try await store.session(id: "ended")?.revokedAt == nil)
             let pair = try #require(try await store.sessionWithUser(id: "s1"))
             #expect(pair.0.id == "s1" && pair.1.username == "alice" && pair.0.revokedAt == 1200)
             #expect(try await store.sessionWithUser(id: "nope") == nil)
         },
-        Check(name: "housekeeping purges expired nonces, jtis and sessions (revoked ones after a day) in bounded batches") { store in
+        Check(name: "housekeeping purges expired nonces, jtis and sessions (revoked ones after a day) in bounded batches") { store, _ in
             let alice = user("alice")
             try await register(store, alice, jti: "keep")
-            for index in 0..<5 { try await store.insertNonce("n\(index)", userID: alice.id, expiresAt: 100, maxOutstanding: 16) }
-            _ = try await start(store, session("dead", user: alice, now: 10))
-            _ = try await start(store, session("live", user: alice, now: 4000))
-            _ = try await start(store, session("revoked", user: alice, now: 4000))
+            for index in 0..<5 { try await store.write { $0.insertNonce("n\(index)", userID: alice.id, expiresAt: 100, keepNewest: 16) } }
+            try await start(store, session("dead", user: alice, now: 10))
+            try await start(store, session("live", user: alice, now: 4000))
+            try await start(store, session("revoked", user: alice, now: 4000))
             #expect(try await store.revokeSession(id: "revoked", at: 4001))
             #expect(try await store.purgeExpired(now: 6000, limit: 2) > 0)
             var rounds = 0
@@ -239,33 +313,37 @@ public enum StoreConformance {
             while try await store.purgeExpired(now: 4001 + 86_400, limit: 100) > 0, rounds < 200 { rounds += 1 }
             #expect(try await store.session(id: "revoked") == nil)
             // A purged jti can be used again only because its assertion has expired anyway.
-            #expect(try await start(store, session("again", user: alice, now: 90_000), consumes: .jti("keep", issuer: "t", until: 99_999)) == .started)
+            #expect(try await start(store, session("again", user: alice, now: 90_000), consumes: .jti("keep", issuer: "t", until: 99_999)) == nil)
         },
-        Check(name: "issuer keys, test keys and clients: add once, find, list, delete") { store in
+        Check(name: "issuer keys, test registration keys and clients: add once, find, list, delete") { store, _ in
             let issuer = IssuerKey(issuer: "acme", keyID: "k1", key: TestKeys.rsa.publicKey, audience: "aud", allowedClaims: ["c"], maxLifetime: 60, createdAt: 5)
             #expect(try await store.addIssuerKey(issuer))
             #expect(try await store.addIssuerKey(issuer) == false)
+            #expect(try await store.addIssuerKey(IssuerKey(issuer: "acme", keyID: "k2", key: TestKeys.p256.publicKey, audience: "aud", allowedClaims: [], maxLifetime: 60, createdAt: 6)))
             #expect(try await store.issuerKey(issuer: "acme", keyID: "k1")?.allowedClaims == ["c"])
-            #expect(try await store.issuerKeys().count == 1)
+            #expect(try await store.issuerKey(issuer: "acme", keyID: "k2")?.key.algorithm == .ES256)
+            #expect(try await store.issuerKeys().map(\.keyID) == ["k1", "k2"])
+            #expect(try await store.deleteIssuer("acme", keyID: "k2") == 1)
             #expect(try await store.deleteIssuer("acme", keyID: nil) == 1)
             #expect(try await store.issuerKey(issuer: "acme", keyID: "k1") == nil)
-            let testKey = TestKey(keyID: "register_key", key: TestKeys.rsa.publicKey, createdAt: 5)
-            #expect(try await store.addTestKey(testKey))
-            #expect(try await store.addTestKey(testKey) == false)
-            #expect(try await store.testKey(id: "register_key")?.key.algorithm == .RS256)
-            #expect(try await store.testKeys().map(\.keyID) == ["register_key"])
-            #expect(try await store.deleteTestKey(id: "register_key"))
-            #expect(try await store.deleteTestKey(id: "register_key") == false)
+            let testKey = TestRegistrationKey(keyID: "register_key", key: TestKeys.rsa.publicKey, createdAt: 5)
+            #expect(try await store.addTestRegistrationKey(testKey))
+            #expect(try await store.addTestRegistrationKey(testKey) == false)
+            #expect(try await store.testRegistrationKey(id: "register_key")?.key.algorithm == .RS256)
+            #expect(try await store.testRegistrationKeys().map(\.keyID) == ["register_key"])
+            #expect(try await store.deleteTestRegistrationKey(id: "register_key"))
+            #expect(try await store.deleteTestRegistrationKey(id: "register_key") == false)
             #expect(try await store.addClient(Client(id: "ios", name: "iOS", createdAt: 1)))
             #expect(try await store.addClient(Client(id: "ios", name: "iOS", createdAt: 1)) == false)
             let alice = user("alice")
             try await register(store, alice)
-            _ = try await start(store, session("s1", user: alice, client: "ios"))
+            try await start(store, session("s1", user: alice, client: "ios"))
             #expect(try await store.deleteClient(id: "ios"))
+            #expect(try await store.deleteClient(id: "ios") == false)
             #expect(try await store.session(id: "s1") == nil)
             #expect(try await store.clients().isEmpty)
         },
-        Check(name: "signing keys: activating one retires the rest in the same step; retired keys are deleted after a cutoff") { store in
+        Check(name: "signing keys: activating one retires the rest in the same step; retired keys are deleted after a cutoff") { store, _ in
             func record(_ id: String, at: Int64) -> SigningKeyRecord {
                 SigningKeyRecord(keyID: id, algorithm: .ES256, sealedPrivateKey: Data([1]), publicKeyDER: TestKeys.p256.publicKey.derRepresentation, createdAt: at, retiredAt: nil)
             }
@@ -277,7 +355,7 @@ public enum StoreConformance {
             #expect(try await store.deleteSigningKeys(retiredBefore: 21) == 1)
             #expect(try await store.signingKeys().map(\.keyID) == ["b"])
         },
-        Check(name: "admin tokens: stored by id, replaced by id, deleted by id") { store in
+        Check(name: "admin tokens: stored by id, replaced by id, deleted by id") { store, _ in
             try await store.putAdminToken(AdminTokenRecord(id: "env", name: "LATCH_ADMIN_TOKEN", hash: Data([1]), createdAt: 1))
             try await store.putAdminToken(AdminTokenRecord(id: "ci", name: "ci", hash: Data([2]), createdAt: 2))
             try await store.putAdminToken(AdminTokenRecord(id: "env", name: "LATCH_ADMIN_TOKEN", hash: Data([3]), createdAt: 3))
@@ -286,19 +364,17 @@ public enum StoreConformance {
             #expect(try await store.deleteAdminToken(id: "ci") == false)
             #expect(try await store.adminTokens().map(\.id) == ["env"])
         },
-        Check(name: "users page by id") { store in
+        Check(name: "users page by id; custom claims round-trip") { store, _ in
             for name in ["c", "a", "e", "b", "d"] { try await register(store, user(name)) }
             let first = try await store.users(after: nil, limit: 2)
             let second = try await store.users(after: first.last?.id, limit: 2)
             let third = try await store.users(after: second.last?.id, limit: 2)
             #expect((first + second + third).map(\.username) == ["a", "b", "c", "d", "e"])
+            let claims: [String: JSONValue] = ["tier": "gold", "n": 3, "list": ["x", true], "nested": ["k": .null]]
+            try await store.write { $0.updateClaims(userID: "u-a", claims: claims) }
+            #expect(try await store.user(id: "u-a")?.claims == claims)
         },
     ]
-
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-        init(_ description: String) { self.description = description }
-    }
 }
 
 extension Range where Bound == Int {

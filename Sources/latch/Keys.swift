@@ -2,8 +2,8 @@ import ArgumentParser
 import Foundation
 import LatchCore
 import LatchJOSE
+import LatchApp
 import Logging
-import LatchServer
 
 struct Keys: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,16 +26,12 @@ struct Keys: AsyncParsableCommand {
                 guard let parsed = JWSAlgorithm(rawValue: $0) else { throw ValidationError("algorithm must be ES256 or RS256") }
                 return parsed
             } ?? configuration.signingAlgorithm
-            let store = try await openStore(configuration, logger: Logger(label: "latch.keys"))
+            let opened = try OpenedStore.open(configuration, logger: Logger(label: "latch.keys"))
             let sealer = try KeySealer(keyEncryptionKey: try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration))
-            do {
-                let kid = try await SigningKeyRing.rotate(store: store, sealer: sealer, clock: .system, random: .system, algorithm: algorithm)
-                await store.shutdown()
-                print(kid)
-            } catch {
-                await store.shutdown()
-                throw error
+            let kid = try await opened.whileRunning { store in
+                try await SigningKeyRing.rotate(store: store, sealer: sealer, clock: .system, random: .system, algorithm: algorithm)
             }
+            print(kid)
         }
     }
 
@@ -45,10 +41,10 @@ struct Keys: AsyncParsableCommand {
 
         func run() async throws {
             let configuration = try await deployment.load()
-            let store = try await openStore(configuration, logger: Logger(label: "latch.keys"))
-            let keys = try? await store.signingKeys()
-            await store.shutdown()
-            guard let keys else { throw ValidationError("the store cannot be read") }
+            let opened = try OpenedStore.open(configuration, logger: Logger(label: "latch.keys"))
+            guard let keys = try? await opened.whileRunning({ try await $0.signingKeys() }) else {
+                throw ValidationError("the store cannot be read")
+            }
             for key in keys {
                 print("\(key.keyID)\t\(key.algorithm.rawValue)\tcreated=\(key.createdAt)\tretired=\(key.retiredAt.map(String.init) ?? "-")")
             }

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Configuration
 import Foundation
-import Hummingbird
+import LatchApp
 import LatchCore
-import LatchServer
 import Logging
+import ServiceLifecycle
 
 /// Options that locate a deployment's configuration; shared by `serve` and `keys`.
 struct DeploymentOptions: ParsableArguments {
@@ -63,11 +63,11 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "latch")
-        let app = try await buildApplication(configuration: configuration, logger: logger) { port in
+        let latch = try buildLatch(configuration: configuration, logger: logger) { port in
             // One line a script can wait for.
             print("latch listening on http://\(configuration.host):\(port)")
             fflush(nil)
         }
-        try await app.runService()
+        try await latch.run()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import LatchApp
 import LatchClient
 import LatchCore
 import LatchJOSE
@@ -35,9 +36,9 @@ struct LiveLatch: Sendable {
         let store = try SQLiteStore(directory: directory.path)
         defer { store.close() }
         let clock = TestClock(start: Date())
-        let services = try await LatchServices.make(
+        let services = try await LatchDeployment.assemble(
             configuration: configuration, store: store, keyEncryptionKey: [UInt8](repeating: 3, count: 32), clock: clock.clock,
-            logger: Logger(label: "sdk-test"))
+            logger: Logger(label: "sdk-test")).services
         _ = try await services.admin.addIssuer(
             AdminIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation, allowedClaims: ["custom:tier"]))
         let testKey = try await services.admin.createTestKey(AdminTestKeyRequest())

@@ -7,9 +7,46 @@ import Testing
 
 @Suite("PostgreSQL store", .enabled(if: PostgresTestDatabase.isConfigured, PostgresTestDatabase.skipReason))
 struct PostgresStoreTests {
-    @Test("Store conformance", arguments: StoreConformance.checks)
+    @Test("Store conformance (two replicas on one database)", arguments: StoreConformance.checks)
     func conformance(_ check: StoreConformance.Check) async throws {
-        try await PostgresTestDatabase.withFreshStore { store, _ in try await check.run(store) }
+        try await PostgresTestDatabase.withFreshReplicas { store, replica in try await check.run(store, replica) }
+    }
+
+    @Test("A stored value this version cannot read is an unavailable store, never a default", arguments: [
+        "UPDATE users SET kind = 'ALIEN'", "UPDATE users SET claims = 'not json'", "UPDATE device_keys SET public_key = '\\x00'",
+    ])
+    func unreadableValues(_ corruption: String) async throws {
+        try await PostgresTestDatabase.withFreshReplicas { store, _ in
+            try await StoreConformance.register(store, StoreConformance.user("alice"))
+            _ = try await store.query("corrupt") { client in try await client.query(PostgresQuery(unsafeSQL: corruption)) }
+            await #expect(throws: StoreUnavailableError.self) {
+                _ = try await store.user(id: "u-alice")
+                _ = try await store.deviceSignInKey(username: "alice", keyID: "dk")
+            }
+        }
+    }
+
+    @Test("A contended session takes its row lock after losing the optimistic race; every decision still applies once")
+    func contendedSession() async throws {
+        try await PostgresTestDatabase.withFreshReplicas { store, replica in
+            let alice = StoreConformance.user("alice")
+            try await StoreConformance.register(store, alice)
+            try await StoreConformance.start(store, StoreConformance.session("s1", user: alice))
+            // 60 increments of the generation from two replicas: each decision sees the previous one's result.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<60 {
+                    group.addTask {
+                        _ = try await (index.isMultiple(of: 2) ? store : replica).updateSession(id: "s1") { session, _ in
+                            var next = session
+                            next.generation += 1
+                            return SessionUpdate(session: next, result: ())
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.session(id: "s1")?.generation == 60)
+        }
     }
 
     @Test("Migration names are the shared list")
@@ -20,27 +57,28 @@ struct PostgresStoreTests {
     @Test("Eight replicas starting at once on an empty database migrate it exactly once")
     func concurrentMigration() async throws {
         try await PostgresTestDatabase.withFresh { url in
-            let stores = try await withThrowingTaskGroup(of: PostgresStore.self) { group in
-                for _ in 0..<8 { group.addTask { try await PostgresStore.connect(url: url, poolSize: 2) } }
-                return try await group.reduce(into: [PostgresStore]()) { $0.append($1) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 { group.addTask { try await PostgresStore.withRunning(url: url, poolSize: 2) { _ in } } }
+                try await group.waitForAll()
             }
-            let rows = try await stores[0].query("count") { client in
-                try await client.query("SELECT count(*)::BIGINT FROM latch_migrations").first(Int64.self)
+            let rows = try await PostgresStore.withRunning(url: url, poolSize: 1) { store in
+                try await store.query("count") { client in
+                    try await client.query("SELECT count(*)::BIGINT FROM latch_migrations").first(Int64.self)
+                }
             }
             #expect(rows == Int64(SchemaMigrations.names.count))
-            for store in stores { await store.shutdown() }
         }
     }
 
     @Test("A schema newer than the binary is refused")
     func newerSchemaRefused() async throws {
         try await PostgresTestDatabase.withFresh { url in
-            let store = try await PostgresStore.connect(url: url, poolSize: 1)
-            _ = try await store.query("future") { client in
-                try await client.query("INSERT INTO latch_migrations (version, name, applied_at) VALUES (99, 'future', 0)")
+            try await PostgresStore.withRunning(url: url, poolSize: 1) { store in
+                _ = try await store.query("future") { client in
+                    try await client.query("INSERT INTO latch_migrations (version, name, applied_at) VALUES (99, 'future', 0)")
+                }
             }
-            await store.shutdown()
-            await #expect(throws: MigrationError.self) { try await PostgresStore.connect(url: url, poolSize: 1) }
+            await #expect(throws: MigrationError.self) { try await PostgresStore.withRunning(url: url, poolSize: 1) { _ in } }
         }
     }
 
@@ -48,7 +86,7 @@ struct PostgresStoreTests {
     func unreachable() async throws {
         let started = Date()
         await #expect(throws: (any Error).self) {
-            try await PostgresStore.connect(url: "postgres://latch@127.0.0.1:1/latch", poolSize: 1, operationTimeout: .seconds(2))
+            try await PostgresStore.withRunning(url: "postgres://latch@127.0.0.1:1/latch", poolSize: 1, operationTimeout: .seconds(2)) { _ in }
         }
         #expect(Date().timeIntervalSince(started) < 40)
     }
@@ -58,12 +96,11 @@ struct PostgresStoreTests {
         let ca = try #require(ProcessInfo.processInfo.environment["LATCH_TEST_POSTGRES_CA"], "scripts/with-postgres.sh exports the cluster certificate")
         try await PostgresTestDatabase.withFresh { url in
             for query in ["sslmode=require", "sslmode=verify-full&sslrootcert=\(ca)"] {
-                let store = try await PostgresStore.connect(url: url + "?" + query, poolSize: 1)
-                #expect(try await store.clients().isEmpty)
-                await store.shutdown()
+                let clients = try await PostgresStore.withRunning(url: url + "?" + query, poolSize: 1) { store in try await store.clients() }
+                #expect(clients.isEmpty)
             }
             await #expect(throws: (any Error).self) {
-                try await PostgresStore.connect(url: url + "?sslmode=verify-full", poolSize: 1, operationTimeout: .seconds(3))
+                try await PostgresStore.withRunning(url: url + "?sslmode=verify-full", poolSize: 1, operationTimeout: .seconds(3)) { _ in }
             }
         }
     }

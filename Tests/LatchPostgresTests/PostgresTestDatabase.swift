@@ -30,17 +30,11 @@ enum PostgresTestDatabase {
         }
     }
 
-    /// Opens a store on a fresh database for `body`.
-    static func withFreshStore<T>(_ body: (PostgresStore, String) async throws -> T) async throws -> T {
+    /// Runs two stores — two replicas, each with its own pool — on one fresh database for `body`.
+    static func withFreshReplicas<T: Sendable>(_ body: @Sendable (PostgresStore, PostgresStore) async throws -> T) async throws -> T {
         try await withFresh { url in
-            let store = try await PostgresStore.connect(url: url, poolSize: 8)
-            do {
-                let result = try await body(store, url)
-                await store.shutdown()
-                return result
-            } catch {
-                await store.shutdown()
-                throw error
+            try await PostgresStore.withRunning(url: url, poolSize: 8) { store in
+                try await PostgresStore.withRunning(url: url, poolSize: 8) { replica in try await body(store, replica) }
             }
         }
     }

@@ -19,9 +19,27 @@ func withStore<T>(_ body: (SQLiteStore, TemporaryDirectory) async throws -> T) a
 
 @Suite("SQLite store")
 struct SQLiteStoreTests {
-    @Test("Store conformance", arguments: StoreConformance.checks)
+    @Test("Store conformance (two connections to one file)", arguments: StoreConformance.checks)
     func conformance(_ check: StoreConformance.Check) async throws {
-        try await withStore { store, _ in try await check.run(store) }
+        try await withStore { store, directory in
+            let replica = try SQLiteStore(directory: directory.path)
+            defer { replica.close() }
+            try await check.run(store, replica)
+        }
+    }
+
+    @Test("A stored value this version cannot read is an unavailable store, never a default", arguments: [
+        "UPDATE users SET kind = 'ALIEN'", "UPDATE users SET claims = 'not json'", "UPDATE device_keys SET public_key = x'00'",
+    ])
+    func unreadableValues(_ corruption: String) async throws {
+        try await withStore { store, _ in
+            try await StoreConformance.register(store, StoreConformance.user("alice"))
+            _ = try await store.job { db in try db.run(corruption) }
+            await #expect(throws: StoreUnavailableError.self) {
+                _ = try await store.user(id: "u-alice")
+                _ = try await store.deviceSignInKey(username: "alice", keyID: "dk")
+            }
+        }
     }
 
     @Test("The database and its WAL are readable by the owner only")
@@ -57,7 +75,7 @@ struct SQLiteStoreTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = try SQLiteStore(directory: directory.path)
-        _ = try await store.write { db in
+        _ = try await store.job { db in
             try db.run("INSERT INTO latch_migrations (version, name, applied_at) VALUES (99, 'future', 0)")
         }
         store.close()
@@ -70,11 +88,11 @@ struct SQLiteStoreTests {
             let alice = StoreConformance.user("alice")
             try await StoreConformance.register(store, alice)
             for index in 0..<5 {
-                _ = try await StoreConformance.start(store, StoreConformance.session("s\(index)", user: alice))
+                try await StoreConformance.start(store, StoreConformance.session("s\(index)", user: alice))
                 _ = try await StoreConformance.refresh(store, "s\(index)", 0, now: 1001)
-                try await store.insertNonce("n\(index)", userID: alice.id, expiresAt: 2000, maxOutstanding: 3)
+                try await store.write { $0.insertNonce("n\(index)", userID: alice.id, expiresAt: 2000, keepNewest: 3) }
             }
-            let counts = try await store.write { db in
+            let counts = try await store.job { db in
                 [SQLiteStore.sessionAndUser, "INSERT INTO nonces (nonce, user_id, expires_at) VALUES (?, ?, ?)"].map(db.reprepareCount)
             }
             #expect(counts == [0, 0])
@@ -89,7 +107,7 @@ struct SQLiteStoreTests {
                 for index in 0..<40 {
                     group.addTask {
                         do {
-                            try await store.write { db in
+                            try await store.job { db in
                                 try db.run("INSERT INTO clients (id, name, created_at) VALUES (?, 'x', 0)", [.text("c\(index)")])
                                 if index % 4 == 0 { throw Boom() }
                             }

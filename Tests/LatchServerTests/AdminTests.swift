@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import Synchronization
 import HTTPTypes
+import LatchApp
 import LatchCore
 import LatchJOSE
 import LatchModel
@@ -35,7 +36,7 @@ struct AdminTests {
             let listed = try await client.admin(.get, "/admin/v1/test-keys")
             #expect(!String(decoding: listed.body, as: UTF8.self).contains("PRIVATE"))
             #expect(try listed.decode(AdminTestKeyList.self).testKeys.map(\.keyId) == ["register_key"])
-            let stored = try await client.deployment.store.testKey(id: "register_key")
+            let stored = try await client.deployment.store.testRegistrationKey(id: "register_key")
             #expect(stored?.key.derRepresentation == (try PrivateKey(pem: created.privateKey)).publicKey.derRepresentation)
             #expect(try await client.admin(.delete, "/admin/v1/test-keys/register_key").status == .noContent)
             let answer = try Assertions.testRegistration(keyID: "register_key", subject: "u1", now: client.deployment.now).sign(with: try PrivateKey(pem: created.privateKey))
@@ -106,28 +107,6 @@ struct AdminTokenTests {
             #expect(try await client.admin(.delete, "/admin/v1/tokens/nope").code == "not_found")
         }
     }
-
-    @Test("Changing LATCH_ADMIN_TOKEN replaces the old environment token instead of adding one")
-    func environmentRotation() async throws {
-        let store = InMemoryAdminTokens()
-        let clock = TestClock()
-        let first = AdminAuthenticator(store: store, clock: clock.clock)
-        _ = try await first.bootstrap(configured: "first-token-0123456789", random: .system)
-        #expect(try await first.isAdmin("first-token-0123456789"))
-        let second = AdminAuthenticator(store: store, clock: clock.clock)
-        _ = try await second.bootstrap(configured: "second-token-0123456789", random: .system)
-        #expect(try await second.isAdmin("second-token-0123456789"))
-        #expect(try await second.isAdmin("first-token-0123456789") == false)
-        #expect(try await store.adminTokens().count == 1)
-    }
-}
-
-/// A minimal admin-token store for the authenticator's unit tests.
-actor InMemoryAdminTokens: AdminTokenStore {
-    var tokens: [String: AdminTokenRecord] = [:]
-    func adminTokens() -> [AdminTokenRecord] { tokens.values.sorted { $0.id < $1.id } }
-    func putAdminToken(_ token: AdminTokenRecord) { tokens[token.id] = token }
-    func deleteAdminToken(id: String) -> Bool { tokens.removeValue(forKey: id) != nil }
 }
 
 @Suite("Rate limits")
@@ -168,47 +147,6 @@ struct RateLimitTests {
             #expect(try await request("198.51.100.1").status == .badRequest)
             // Signed-in and admin endpoints are not limited this way.
             #expect(try await client.admin(.get, "/admin/v1/users").status == .ok)
-        }
-    }
-}
-
-@Suite("Configuration")
-struct ConfigurationTests {
-    @Test("Defaults")
-    func defaults() async throws {
-        let configuration = try LatchConfiguration(reader: try await LatchConfiguration.reader(overrides: [:], environment: [:], configFile: nil))
-        #expect(configuration.host == "127.0.0.1" && configuration.port == 8080 && configuration.dataDirectory == "./latch-data")
-        #expect(configuration.sensitiveMaxAge == 300 && configuration.tokens.refreshGrace == 10)
-        #expect(configuration.issuerURL == "http://127.0.0.1:8080")
-        #expect(configuration.assertions.audience == "identity-service")
-        #expect(configuration.registration.testKeysEnabled)
-    }
-
-    @Test("Environment variables are LATCH_ + the key; flags win over them; the JSON file is weakest")
-    func layering() async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let file = directory.path + "/latch.json"
-        try Data(#"{"http": {"port": 7000}, "tokens": {"refreshGrace": 3}, "registration": {"testKeys": false}}"#.utf8).write(to: URL(fileURLWithPath: file))
-        let configuration = try LatchConfiguration(
-            reader: try await LatchConfiguration.reader(
-                overrides: ["http.port": .int(9090)],
-                environment: ["LATCH_SENSITIVE_MAX_AGE_SECONDS": "45", "LATCH_ADMIN_TOKEN": "from-env-0123456789", "LATCH_HTTP_PORT": "1234", "LATCH_TOKENS_REFRESH_GRACE": "5"],
-                configFile: file))
-        #expect(configuration.port == 9090)
-        #expect(configuration.sensitiveMaxAge == 45)
-        #expect(configuration.adminToken == "from-env-0123456789")
-        #expect(configuration.tokens.refreshGrace == 5)
-        #expect(configuration.registration.testKeysEnabled == false)
-    }
-
-    @Test("Bad values are refused by name", arguments: [
-        ["LATCH_KEYS_ALGORITHM": "HS256"], ["LATCH_SENSITIVE_MAX_AGE_SECONDS": "-1"], ["LATCH_LOG_LEVEL": "loud"],
-        ["LATCH_KEYS_ENCRYPTION_KEY": "c2hvcnQ="], ["LATCH_ISSUER": "not a url"],
-    ])
-    func badValues(environment: [String: String]) async throws {
-        #expect(throws: LatchError.self) {
-            _ = try LatchConfiguration(reader: ConfigReader(provider: EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["latch"])))
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import LatchApp
 import LatchCore
 import LatchJOSE
 import LatchModel

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
+import LatchApp
 import LatchCore
 import LatchJOSE
 import LatchModel
@@ -14,7 +15,7 @@ import Testing
 /// One Latch deployment on a fresh SQLite folder with a fixed clock, driven in-process.
 struct Deployment {
     static let adminToken = "test-admin-token-0123456789abcdef"
-    let services: LatchServices
+    let deployment: LatchDeployment
     let store: SQLiteStore
     let clock: TestClock
     let directory: TemporaryDirectory
@@ -28,11 +29,13 @@ struct Deployment {
         configuration.dataDirectory = directory.path
         let store = try SQLiteStore(directory: directory.path)
         let clock = TestClock()
-        let services = try await LatchServices.make(
+        let deployment = try await LatchDeployment.assemble(
             configuration: configuration, store: store, keyEncryptionKey: [UInt8](repeating: 7, count: 32),
             clock: clock.clock, logger: .init(label: "test"))
-        return Deployment(services: services, store: store, clock: clock, directory: directory)
+        return Deployment(deployment: deployment, store: store, clock: clock, directory: directory)
     }
+
+    var services: LatchServices { deployment.services }
 
     /// Runs `body` against the router, then closes the store and removes the folder.
     func run(_ body: @Sendable (Client) async throws -> Void) async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import LatchApp
 import LatchCore
 import LatchJOSE
 import LatchModel
@@ -161,7 +162,9 @@ struct FlowTests {
     func challengeForUnknownUser() async throws {
         try await Deployment.make().run { client in
             let reply = try await client.postJSON("/v1/sign-in/challenge", SignInChallengeRequest(username: "ghost"))
-            #expect(reply.status == .ok && reply.json["nonce"]?.stringValue?.count == 43)
+            // lsn_ + 32 random bytes in base64url, like the nonce of a registered user.
+            let nonce = try #require(reply.json["nonce"]?.stringValue)
+            #expect(reply.status == .ok && nonce.hasPrefix(SignInNonces.prefix) && nonce.count == 4 + 43)
             #expect(try await client.deployment.count("nonces") == 0)
         }
     }

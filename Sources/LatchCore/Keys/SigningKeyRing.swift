@@ -20,7 +20,7 @@ public final class SigningKeyRing: Sendable {
     private let snapshot: Mutex<Snapshot>
     /// When a reload was last asked for by an unknown `kid` (rate limit).
     private let lastMissReload = Mutex<Int64?>(nil)
-    private let store: any SigningKeyStore
+    private let store: any SigningKeyStore & UnitOfWork
     private let sealer: KeySealer
     private let clock: LatchClock
     private let algorithm: JWSAlgorithm
@@ -28,7 +28,7 @@ public final class SigningKeyRing: Sendable {
     private let logger: Logger
 
     private init(
-        snapshot: Snapshot, store: any SigningKeyStore, sealer: KeySealer, clock: LatchClock, algorithm: JWSAlgorithm,
+        snapshot: Snapshot, store: any SigningKeyStore & UnitOfWork, sealer: KeySealer, clock: LatchClock, algorithm: JWSAlgorithm,
         publicationAfterRetirement: Int64, logger: Logger
     ) {
         self.snapshot = Mutex(snapshot)
@@ -42,7 +42,7 @@ public final class SigningKeyRing: Sendable {
 
     /// Loads the keys, generating and storing a first key for `algorithm` when the store has none.
     public static func load(
-        store: any SigningKeyStore, sealer: KeySealer, clock: LatchClock, random: RandomSource, algorithm: JWSAlgorithm,
+        store: any SigningKeyStore & UnitOfWork, sealer: KeySealer, clock: LatchClock, random: RandomSource, algorithm: JWSAlgorithm,
         publicationAfterRetirement: Int64, logger: Logger = Logger(label: "latch.keys")
     ) async throws -> SigningKeyRing {
         var records = try await store.signingKeys()
@@ -62,7 +62,7 @@ public final class SigningKeyRing: Sendable {
     /// Generates a new key, makes it the active one and retires the previous; returns its `kid`.
     @discardableResult
     public static func rotate(
-        store: any SigningKeyStore, sealer: KeySealer, clock: LatchClock, random: RandomSource, algorithm: JWSAlgorithm
+        store: any SigningKeyStore & UnitOfWork, sealer: KeySealer, clock: LatchClock, random: RandomSource, algorithm: JWSAlgorithm
     ) async throws -> String {
         let record = try makeRecord(algorithm: algorithm, sealer: sealer, clock: clock, random: random)
         try await store.activateSigningKey(record)

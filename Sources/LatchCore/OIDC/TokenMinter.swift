@@ -22,50 +22,24 @@ public struct TokenMinter: Sendable {
     /// The token response for a session at `now`, carrying `refreshToken`.
     public func response(user: User, session: Session, refreshToken: String, now: Int64) throws -> TokenResponse {
         let signer = keys.signer
-        let idToken = try signer.sign(claimsJSON: idTokenClaims(user: user, session: session, now: now), type: "JWT")
-        let accessToken = try signer.sign(
-            claimsJSON: accessTokenClaims(user: user, session: session, now: now), type: "at+jwt")
+        let idToken = try signer.sign(claimsJSON: idTokenClaims(user: user, session: session, now: now).json, type: "JWT")
+        let accessToken = try signer.sign(claimsJSON: accessTokenClaims(user: user, session: session, now: now).json, type: "at+jwt")
         return TokenResponse(
             accessToken: accessToken, expiresIn: Int(settings.accessTokenLifetime), refreshToken: refreshToken,
             refreshExpiresIn: Int(max(0, session.expiresAt - now)), idToken: idToken, scope: session.scope)
     }
 
-    /// OIDC Core §2 ID token claims, plus `sid`, `username` and the user's kept custom claims.
-    func idTokenClaims(user: User, session: Session, now: Int64) -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 384)
-        writer.beginObject()
-        writer.member("iss", settings.issuer)
-        writer.member("sub", user.id)
-        writer.member("aud", session.clientID)
-        writer.member("iat", now)
-        writer.member("exp", now + settings.idTokenLifetime)
-        writer.member("auth_time", session.authTime)
-        writer.member("amr", session.amr)
-        writer.member("sid", session.id)
-        writer.member("username", user.username)
-        for name in user.claims.keys.sorted() where !Self.reservedClaims.contains(name) {
-            writer.key(name)
-            writer.write(user.claims[name]!)
-        }
-        writer.endObject()
-        return writer.bytes
+    func idTokenClaims(user: User, session: Session, now: Int64) -> IDTokenClaims {
+        IDTokenClaims(
+            issuer: settings.issuer, subject: user.id, audience: session.clientID, issuedAt: now,
+            expiresAt: now + settings.idTokenLifetime, authTime: session.authTime, amr: session.amr, sessionID: session.id,
+            username: user.username, custom: user.claims)
     }
 
-    /// RFC 9068 §2.2 access token claims.
-    func accessTokenClaims(user: User, session: Session, now: Int64) -> [UInt8] {
-        var writer = JSONWriter(reservingCapacity: 320)
-        writer.beginObject()
-        writer.member("iss", settings.issuer)
-        writer.member("sub", user.id)
-        writer.member("aud", settings.accessTokenAudience)
-        writer.member("client_id", session.clientID)
-        writer.member("iat", now)
-        writer.member("exp", now + settings.accessTokenLifetime)
-        writer.member("jti", random.token(byteCount: 16))
-        writer.member("scope", session.scope)
-        writer.member("sid", session.id)
-        writer.member("auth_time", session.authTime)
-        writer.endObject()
-        return writer.bytes
+    func accessTokenClaims(user: User, session: Session, now: Int64) -> AccessTokenClaims {
+        AccessTokenClaims(
+            issuer: settings.issuer, subject: user.id, audience: settings.accessTokenAudience, clientID: session.clientID,
+            issuedAt: now, expiresAt: now + settings.accessTokenLifetime, jwtID: random.token(byteCount: 16),
+            scope: session.scope, sessionID: session.id, authTime: session.authTime)
     }
 }

@@ -1,29 +1,35 @@
 import Crypto
 import Foundation
-import LatchJOSE
 import LatchModel
 import Logging
 
-/// Registers users (REFERENCE §2): custom federated (`FSSO`) and test-key (`TEST`) registrations.
+/// Registers users: checks the request, asks the proof type's ``RegistrationProof`` who to create, and creates
+/// them in one unit of work.
 ///
 /// `registrationId` is an idempotency key: the same id with the same proof answers the same user, the same id
-/// with another proof is a conflict. Device attestation types answer `unsupported_challenge_type` for now.
+/// with another proof is a conflict (``Idempotency``).
 public struct RegistrationService: Sendable {
-    public typealias Store = UserStore & RegistrationStore & IssuerStore & TestKeyStore
+    public typealias Store = UnitOfWork & UserStore & RegistrationStore
 
     let store: any Store
-    let settings: RegistrationSettings
+    let proofs: [ChallengeType: any RegistrationProof]
+    let disabled: Set<ChallengeType>
     let assertions: AssertionSettings
     let clock: LatchClock
     let random: RandomSource
     let logger: Logger
 
+    /// - Parameters:
+    ///   - proofs: the proof types this deployment accepts.
+    ///   - disabled: proof types this deployment knows but has switched off (`challenge_type_disabled`, where an
+    ///     unknown type is `unsupported_challenge_type`).
     public init(
-        store: any Store, settings: RegistrationSettings, assertions: AssertionSettings, clock: LatchClock,
-        random: RandomSource, logger: Logger = Logger(label: "latch.registration")
+        store: any Store, proofs: [any RegistrationProof], disabled: Set<ChallengeType>, assertions: AssertionSettings,
+        clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.registration")
     ) {
         self.store = store
-        self.settings = settings
+        self.proofs = Dictionary(proofs.map { ($0.proofType, $0) }, uniquingKeysWith: { first, _ in first })
+        self.disabled = disabled
         self.assertions = assertions
         self.clock = clock
         self.random = random
@@ -33,166 +39,111 @@ public struct RegistrationService: Sendable {
     /// Longest accepted `registrationId`, `keyId` and username.
     static let maximumIdentifierLength = 128
 
+    /// Why a registration's unit of work was refused.
+    enum Refusal: Error {
+        case registrationExists, alreadyRegistered, replayed
+    }
+
+    /// - Step 1. The proof type is one this deployment accepts.
+    /// - Step 2. Shape of the fields: the answer, the `registrationId`, then the proof type's own.
+    /// - Step 3. A known `registrationId` answers from its record, before the single-use proof is spent again.
+    /// - Step 4. The proof verifies and says who to create.
+    /// - Step 5. One unit of work: the id is still free, the identity is free, the proof's single-use value is
+    ///   spent, the user, device key and record are written. A refusal writes nothing.
     public func register(_ request: RegistrationRequest) async throws -> RegistrationResponse {
-        // Step 1. The challenge type is one this deployment accepts.
-        switch request.challengeType {
-        case .fsso: break
-        case .test:
-            guard settings.testKeysEnabled else {
-                throw LatchError(.challengeTypeDisabled, "test registration keys are disabled on this deployment")
+        // Step 1.
+        guard let proof = proofs[request.challengeType] else {
+            if disabled.contains(request.challengeType) {
+                throw LatchError(.challengeTypeDisabled, "\(request.challengeType.rawValue) registration is disabled on this deployment")
             }
-        case .deviceCheck, .appAttest, .playIntegrity:
-            throw LatchError(
-                .unsupportedChallengeType, "\(request.challengeType.rawValue) registration is not supported yet")
-        default:
-            throw LatchError(.unsupportedChallengeType, "unknown challengeType")
+            throw LatchError(.unsupportedChallengeType, "\(request.challengeType.rawValue.prefix(32)) registration is not supported")
         }
-        // Step 2. Shape of the fields.
+        // Step 2.
         guard !request.answer.isEmpty else { throw LatchError.invalidInput("answer is required") }
         guard request.answer.utf8.count <= assertions.maximumTokenBytes else {
             throw LatchError(.requestTooLarge, "answer exceeds \(assertions.maximumTokenBytes) bytes")
         }
-        if let id = request.registrationId {
-            guard Self.isIdentifier(id) else {
-                throw LatchError.invalidInput("registrationId must be 1–128 printable characters")
+        if let id = request.registrationId, !Self.isIdentifier(id) {
+            throw LatchError.invalidInput("registrationId must be 1–128 printable characters")
+        }
+        try proof.checkShape(request)
+        // Step 3.
+        let proofHash = Idempotency.proofHash(request)
+        if let id = request.registrationId, let existing = try await store.registration(id: id) {
+            return try await answerExisting(existing, proofHash: proofHash)
+        }
+        // Step 4.
+        let now = clock.seconds()
+        let verified = try await proof.verify(request, now: now)
+        let user = User(
+            id: random.uuid(), username: verified.username, kind: verified.kind, issuer: verified.federatedIdentity?.issuer,
+            subject: verified.federatedIdentity?.subject, claims: verified.claims, createdAt: now)
+        let deviceKey = verified.deviceKey.map { DeviceKey(userID: user.id, keyID: $0.keyID, key: $0.key, createdAt: now) }
+        let record = request.registrationId.map { RegistrationRecord(id: $0, userID: user.id, proofHash: proofHash, createdAt: now) }
+        // Step 5.
+        do {
+            try await store.write { Self.create(user, deviceKey: deviceKey, record: record, consuming: verified.consumes, on: $0) }
+        } catch let refusal as Refusal {
+            // A concurrent twin (same id, same proof) may have won any of the unique keys: its record decides.
+            if refusal != .replayed, let id = record?.id, let existing = try await store.registration(id: id) {
+                return try await answerExisting(existing, proofHash: proofHash)
+            }
+            switch refusal {
+            case .registrationExists, .alreadyRegistered:
+                throw LatchError(.alreadyRegistered, "a user with this identity is already registered")
+            case .replayed:
+                throw LatchError.invalidProof("this registration proof was used before")
             }
         }
-        if request.challengeType == .fsso, request.publicKey != nil {
-            throw LatchError.invalidInput("FSSO registrations carry no device key")
-        }
-        // Step 3. A known registrationId answers from the record, before the single-use proof is spent again.
-        let proofHash = Self.proofHash(request)
-        if let id = request.registrationId, let existing = try await store.registration(id: id) {
-            return try await answerExisting(userID: existing.userID, storedHash: existing.proofHash, proofHash: proofHash)
-        }
-        // Step 4. Verify the proof and build the user.
-        let now = clock.seconds()
-        let registration: NewRegistration
-        switch request.challengeType {
-        case .fsso: registration = try await federatedRegistration(request, proofHash: proofHash, now: now)
-        default: registration = try await testRegistration(request, proofHash: proofHash, now: now)
-        }
-        // Step 5. One transaction: record, user, device key, consumed jti.
-        switch try await store.register(registration) {
-        case .created(let user):
-            logger.info("registered", metadata: ["user": "\(user.id)", "type": "\(request.challengeType.rawValue)"])
-            return RegistrationResponse(userId: user.id, username: user.username)
-        case .registrationExists(let userID, let storedHash):
-            return try await answerExisting(userID: userID, storedHash: storedHash, proofHash: proofHash)
-        case .alreadyRegistered:
-            throw LatchError(.alreadyRegistered, "a user with this identity is already registered")
-        case .replayed:
-            throw LatchError.invalidProof("this registration token was used before")
-        }
+        logger.info("registered", metadata: ["user": "\(user.id)", "type": "\(request.challengeType.rawValue)"])
+        return RegistrationResponse(userId: user.id, username: user.username)
     }
 
-    func answerExisting(userID: String, storedHash: Data, proofHash: Data) async throws -> RegistrationResponse {
-        guard Secrets.constantTimeEquals(storedHash, proofHash) else {
+    static func create(
+        _ user: User, deviceKey: DeviceKey?, record: RegistrationRecord?, consuming value: SingleUse,
+        on transaction: some RegistrationWrites & UserWrites & SingleUseWrites
+    ) {
+        if let record { transaction.requireNoRegistration(id: record.id, ifExists: Refusal.registrationExists) }
+        transaction.insertUser(user, ifTaken: Refusal.alreadyRegistered)
+        transaction.consume(value, ifUnavailable: Refusal.replayed)
+        if let deviceKey { transaction.insertDeviceKey(deviceKey, ifTaken: Refusal.alreadyRegistered) }
+        if let record { transaction.insertRegistration(record, ifTaken: Refusal.registrationExists) }
+    }
+
+    func answerExisting(_ record: RegistrationRecord, proofHash: Data) async throws -> RegistrationResponse {
+        guard Idempotency.sameProof(record.proofHash, proofHash) else {
             throw LatchError(.registrationConflict, "this registrationId was used with a different proof")
         }
-        guard let user = try await store.user(id: userID) else {
+        guard let user = try await store.user(id: record.userID) else {
             throw LatchError(.registrationConflict, "this registrationId belongs to a deleted user")
         }
         return RegistrationResponse(userId: user.id, username: user.username)
     }
 
-    /// `FSSO`: the answer is a custom federated JWT; username = sub; no device key.
-    func federatedRegistration(_ request: RegistrationRequest, proofHash: Data, now: Int64) async throws
-        -> NewRegistration
-    {
-        let parsed = try parse(request.answer)
-        guard let iss = parsed.claims["iss"]?.stringValue, let kid = parsed.keyID,
-            let issuerKey = try await store.issuerKey(issuer: iss, keyID: kid)
-        else { throw LatchError.invalidProof("no registered issuer key matches the token's iss and kid") }
-        do {
-            _ = try parsed.verify(with: issuerKey.key)
-        } catch {
-            throw LatchError.invalidProof("the token's signature does not verify", detail: error.description)
-        }
-        let claims = try AssertionClaims.check(
-            parsed.claims, audience: issuerKey.audience, now: now, skew: assertions.clockSkew,
-            maxLifetime: issuerKey.maxLifetime, code: .invalidProof)
-        let user = User(
-            id: random.uuid(), username: claims.subject, kind: .federated, issuer: claims.issuer,
-            subject: claims.subject, claims: TokenService.keptClaims(claims.all, allowed: issuerKey.allowedClaims),
-            createdAt: now)
-        return NewRegistration(
-            user: user, deviceKey: nil, registrationID: request.registrationId, proofHash: proofHash,
-            consumes: .jti(claims.jwtID, issuer: claims.issuer, until: claims.expiresAt + assertions.clockSkew))
-    }
-
-    /// `TEST`: the answer is a JWT signed by a test registration key (REFERENCE §3); the public key becomes the
-    /// user's device sign-in key.
-    func testRegistration(_ request: RegistrationRequest, proofHash: Data, now: Int64) async throws -> NewRegistration {
-        guard let publicKey = request.publicKey else {
-            throw LatchError.invalidInput("publicKey is required for TEST registrations")
-        }
-        guard Self.isIdentifier(publicKey.keyId) else {
-            throw LatchError.invalidInput("publicKey.keyId must be 1–128 printable characters")
-        }
-        guard let algorithm = JWSAlgorithm(rawValue: publicKey.algorithm) else {
-            throw LatchError(.invalidPublicKey, "publicKey.algorithm must be RS256 or ES256")
-        }
-        let deviceKey: PublicKey
-        do {
-            deviceKey = try PublicKey(pemOrBase64DER: publicKey.publicKey, algorithm: algorithm)
-        } catch {
-            throw LatchError(.invalidPublicKey, error.detail)
-        }
-        let parsed = try parse(request.answer)
-        guard let kid = parsed.keyID, let testKey = try await store.testKey(id: kid) else {
-            throw LatchError.invalidProof("no test registration key matches the token's kid")
-        }
-        do {
-            _ = try parsed.verify(with: testKey.key)
-        } catch {
-            throw LatchError.invalidProof("the token's signature does not verify", detail: error.description)
-        }
-        let claims = try AssertionClaims.check(
-            parsed.claims, audience: settings.testAudience, now: now, skew: assertions.clockSkew,
-            maxLifetime: settings.testTokenMaxLifetime, code: .invalidProof)
-        guard claims.issuer == settings.testIssuer else {
-            throw LatchError.invalidProof("a test registration token's iss must be \(settings.testIssuer)")
-        }
-        guard claims.subject.utf8.count <= Self.maximumIdentifierLength else {
-            throw LatchError.invalidProof("sub (the username) is longer than 128 bytes")
-        }
-        let userID = random.uuid()
-        return NewRegistration(
-            user: User(
-                id: userID, username: claims.subject, kind: .test, issuer: nil, subject: nil, claims: [:],
-                createdAt: now),
-            deviceKey: DeviceKey(userID: userID, keyID: publicKey.keyId, key: deviceKey, createdAt: now),
-            registrationID: request.registrationId, proofHash: proofHash,
-            consumes: .jti(claims.jwtID, issuer: "test:\(testKey.keyID)", until: claims.expiresAt + assertions.clockSkew))
-    }
-
-    func parse(_ answer: String) throws(LatchError) -> ParsedJWS {
-        do {
-            let parsed = try ParsedJWS(answer, maximumLength: assertions.maximumTokenBytes)
-            _ = try parsed.algorithm()
-            try parsed.checkHeaderPolicy()
-            return parsed
-        } catch {
-            throw LatchError.invalidProof("the answer is not an acceptable JWT: \(error.detail)")
-        }
-    }
-
-    /// The fingerprint a `registrationId` is bound to: type, answer and public key.
-    static func proofHash(_ request: RegistrationRequest) -> Data {
-        var hasher = SHA256()
-        for part in [
-            request.challengeType.rawValue, request.answer, request.publicKey?.keyId ?? "",
-            request.publicKey?.algorithm ?? "", request.publicKey?.publicKey ?? "",
-        ] {
-            hasher.update(data: Array(part.utf8))
-            hasher.update(data: [0])
-        }
-        return Data(hasher.finalize())
-    }
-
+    /// 1–128 bytes, none of them a space or a control character.
     static func isIdentifier(_ value: String) -> Bool {
         !value.isEmpty && value.utf8.count <= maximumIdentifierLength
             && value.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F }
+    }
+
+    /// The idempotency rule of `registrationId`: a retry is the same registration when it carries the same proof.
+    public enum Idempotency {
+        /// The fingerprint a `registrationId` is bound to: proof type, answer and public key.
+        public static func proofHash(_ request: RegistrationRequest) -> Data {
+            var hasher = SHA256()
+            for part in [
+                request.challengeType.rawValue, request.answer, request.publicKey?.keyId ?? "",
+                request.publicKey?.algorithm ?? "", request.publicKey?.publicKey ?? "",
+            ] {
+                hasher.update(data: Array(part.utf8))
+                hasher.update(data: [0])
+            }
+            return Data(hasher.finalize())
+        }
+
+        /// Whether a stored and a presented fingerprint match (compared in constant time).
+        public static func sameProof(_ stored: Data, _ presented: Data) -> Bool {
+            Secrets.constantTimeEquals(stored, presented)
+        }
     }
 }

@@ -8,10 +8,11 @@ struct DiscoveryController {
     let issuer: String
     let algorithm: String
     let scopes: [String]
+    let grantTypes: [String]
 
     var endpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
-        let metadata = Self.metadata(issuer: issuer, algorithm: algorithm, scopes: scopes)
+        let metadata = Self.metadata(issuer: issuer, algorithm: algorithm, scopes: scopes, grantTypes: grantTypes)
         routes.get(".well-known/openid-configuration") { _, _ in
             JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
         }
@@ -22,7 +23,7 @@ struct DiscoveryController {
         return routes
     }
 
-    static func metadata(issuer: String, algorithm: String, scopes: [String]) -> [UInt8] {
+    static func metadata(issuer: String, algorithm: String, scopes: [String], grantTypes: [String]) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 1024)
         writer.beginObject()
         writer.member("issuer", issuer)
@@ -30,7 +31,7 @@ struct DiscoveryController {
         writer.member("token_endpoint", issuer + "/oauth2/token")
         writer.member("userinfo_endpoint", issuer + "/oauth2/userinfo")
         writer.member("revocation_endpoint", issuer + "/oauth2/revoke")
-        writer.member("grant_types_supported", [GrantType.jwtBearer, GrantType.refreshToken])
+        writer.member("grant_types_supported", grantTypes)
         writer.member("response_types_supported", ["none"])
         writer.member("subject_types_supported", ["public"])
         writer.member("id_token_signing_alg_values_supported", [algorithm])

@@ -4,7 +4,8 @@ import LatchModel
 
 /// The OAuth 2.0 endpoints: token (RFC 6749 §3.2), revocation (RFC 7009) and OIDC UserInfo.
 struct OAuthController {
-    let tokens: TokenService
+    let tokens: TokenEndpoint
+    let revocation: TokenRevocation
     let sessions: SessionService
     let clients: ClientRegistry
 
@@ -25,7 +26,7 @@ struct OAuthController {
                 throw LatchError(.unsupportedTokenType, "token_type_hint must be refresh_token or access_token")
             }
             let client = try await clients.resolve(parameters["client_id"])
-            try await sessions.revoke(token: token, clientID: client.id)
+            try await revocation.revoke(token: token, clientID: client.id)
             // RFC 7009 §2.2: 200 whether or not the token was known.
             return JSONResponse.make(bytes: Array("{}".utf8))
         }

@@ -18,7 +18,7 @@ extension Request {
 /// Checks the bearer access token of signed-in routes and records the caller in the context.
 struct BearerAuthenticator: RouterMiddleware {
     typealias Context = LatchRequestContext
-    let sessions: SessionService
+    let accessTokens: AccessTokenAuthenticator
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
@@ -27,7 +27,7 @@ struct BearerAuthenticator: RouterMiddleware {
             throw LatchError.invalidToken("a bearer access token is required")
         }
         var context = context
-        context.caller = try await sessions.authenticate(accessToken: token)
+        context.caller = try await accessTokens.authenticate(accessToken: token)
         return try await next(request, context)
     }
 }

@@ -63,7 +63,7 @@ enum LoadRunner {
                     // Stagger paced workers across one interval.
                     var scheduled = started + (interval.map { $0 * Double(worker) / Double(connections) } ?? 0)
                     while iteration < maximumIterations {
-                        if let interval {
+                        if interval != nil {
                             let wait = scheduled - now()
                             if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
                         }

@@ -68,7 +68,7 @@ final class ServerProcess {
 
     /// Resets the peak (writing 5 to clear_refs), so each scenario reports its own peak.
     func resetPeakRSS() {
-        FileManager.default.createFile(atPath: "/proc/\(process.processIdentifier)/clear_refs", contents: Data("5".utf8))
+        _ = FileManager.default.createFile(atPath: "/proc/\(process.processIdentifier)/clear_refs", contents: Data("5".utf8))
     }
 
     func stop() {

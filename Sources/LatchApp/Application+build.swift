@@ -1,0 +1,54 @@
+import Foundation
+import Hummingbird
+import LatchCore
+import LatchServer
+import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// Latch as services, in the order they start (and the reverse of the order they stop): the store's, then the
+/// HTTP server, which readies the store and assembles the engines once the store runs.
+///
+/// `latch serve` runs it with SIGTERM / SIGINT as graceful shutdown: the server stops taking connections and
+/// finishes the requests in flight, housekeeping stops, then the store closes.
+public func buildLatch(
+    configuration: LatchConfiguration, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+) throws -> ServiceGroup {
+    let opened = try OpenedStore.open(configuration, logger: logger)
+    let keyEncryptionKey = try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration)
+    let server = LatchHTTPService(
+        configuration: configuration, opened: opened, keyEncryptionKey: keyEncryptionKey, logger: logger, onServerRunning: onServerRunning)
+    return ServiceGroup(
+        configuration: .init(services: [opened.service, server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+}
+
+/// The HTTP server with housekeeping, over engines assembled once the store is ready.
+struct LatchHTTPService: Service {
+    let configuration: LatchConfiguration
+    let opened: OpenedStore
+    let keyEncryptionKey: [UInt8]
+    let logger: Logger
+    let onServerRunning: @Sendable (Int) async -> Void
+
+    func run() async throws {
+        try await opened.prepare()
+        let deployment = try await LatchDeployment.assemble(
+            configuration: configuration, store: opened.store, keyEncryptionKey: keyEncryptionKey, logger: logger)
+        if let token = deployment.generatedAdminToken {
+            // Shown once: only its hash is stored.
+            print(
+                """
+                ┌ Latch generated the bootstrap admin token. It is shown only now; store it safely:
+                │ LATCH_ADMIN_TOKEN=\(token)
+                └
+                """)
+        }
+        var app = Application(
+            router: buildRouter(deployment.services),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Latch"),
+            onServerRunning: { [onServerRunning] channel in await onServerRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+        app.addServices(Housekeeping(deployment: deployment, interval: .seconds(configuration.housekeepingInterval), logger: logger))
+        try await app.run()
+    }
+}

@@ -1,0 +1,30 @@
+import LatchModel
+import Logging
+
+extension AdminService {
+    /// A new admin token, shown this once; only its hash is kept.
+    public func createAdminToken(name: String?) async throws -> AdminTokenCreated {
+        let name = name ?? "admin"
+        guard Self.isName(name, max: 64) else { throw LatchError.invalidInput("name must be 1–64 printable characters") }
+        let id = "at_" + random.token(byteCount: 9)
+        let token = "lat_" + random.token()
+        try await store.putAdminToken(AdminTokenRecord(id: id, name: name, hash: Secrets.hash(token), createdAt: clock.seconds()))
+        try await authenticator.reload()
+        logger.info("admin token created", metadata: ["id": "\(id)", "name": "\(name)"])
+        return AdminTokenCreated(id: id, name: name, token: token)
+    }
+
+    public func adminTokens() async throws -> AdminTokenList {
+        AdminTokenList(tokens: try await store.adminTokens().map { AdminTokenInfo(id: $0.id, name: $0.name, createdAt: $0.createdAt) })
+    }
+
+    /// Revokes a token; the last one cannot be revoked (nobody could administer the deployment any more).
+    public func revokeAdminToken(id: String) async throws {
+        let tokens = try await store.adminTokens()
+        guard tokens.contains(where: { $0.id == id }) else { throw LatchError.notFound("no such admin token") }
+        guard tokens.count > 1 else { throw LatchError(.conflict, "the last admin token cannot be revoked; create another first") }
+        _ = try await store.deleteAdminToken(id: id)
+        try await authenticator.reload()
+        logger.info("admin token revoked", metadata: ["id": "\(id)"])
+    }
+}

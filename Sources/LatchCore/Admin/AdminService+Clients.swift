@@ -1,0 +1,29 @@
+import LatchModel
+
+extension AdminService {
+    public func addClient(_ request: AdminClientRequest) async throws -> AdminClient {
+        guard Self.isName(request.clientId, max: 128) else {
+            throw LatchError.invalidInput("clientId must be 1–128 printable characters")
+        }
+        let client = Client(id: request.clientId, name: request.name ?? request.clientId, createdAt: clock.seconds())
+        guard try await store.addClient(client) else { throw LatchError(.conflict, "this client exists") }
+        try await clients.reload()
+        return AdminClient(clientId: client.id, name: client.name, createdAt: client.createdAt)
+    }
+
+    public func clientList() async throws -> AdminClientList {
+        AdminClientList(clients: try await store.clients().map { AdminClient(clientId: $0.id, name: $0.name, createdAt: $0.createdAt) })
+    }
+
+    public func deleteClient(id: String) async throws {
+        guard id != clients.defaultClientID else { throw LatchError(.conflict, "the default client cannot be deleted") }
+        guard try await store.deleteClient(id: id) else { throw LatchError.notFound("no such client") }
+        try await clients.reload()
+    }
+
+    /// The configuration file for an app of client `clientID`, served from `issuer`.
+    public func clientConfig(clientID: String, issuer: String) async throws -> AdminClientConfig {
+        guard try await store.clients().contains(where: { $0.id == clientID }) else { throw LatchError.notFound("no such client") }
+        return AdminClientConfig(serverURL: issuer, clientId: clientID, audience: assertions.audience, namespace: clientID)
+    }
+}

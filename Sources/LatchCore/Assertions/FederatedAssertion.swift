@@ -1,0 +1,45 @@
+import LatchJOSE
+import LatchModel
+
+/// A custom federated JWT: signed by a customer's backend with a key registered for its issuer. It registers a
+/// user and, later, signs them in; `sub` is the username.
+///
+/// The key is found by (`iss`, `kid`) among that issuer's keys only, and the claims are checked per
+/// RFC 7523 §3 with the issuer's audience and lifetime cap.
+public struct FederatedAssertion: AssertionProfile {
+    let store: any IssuerStore
+    public let code: ErrorCode
+    public let noun: String
+    let skew: Int64
+    let now: Int64
+
+    public init(store: any IssuerStore, code: ErrorCode, noun: String, skew: Int64, now: Int64) {
+        self.store = store
+        self.code = code
+        self.noun = noun
+        self.skew = skew
+        self.now = now
+    }
+
+    public func resolveKey(for token: ParsedJWS) async throws -> IssuerKey {
+        guard let issuer = token.lookupClaim("iss"), let keyID = token.keyID,
+            let key = try await store.issuerKey(issuer: issuer, keyID: keyID)
+        else { throw LatchError(code, "no registered issuer key matches the \(noun)'s iss and kid") }
+        return key
+    }
+
+    public func publicKey(of key: IssuerKey) -> PublicKey { key.key }
+
+    public func checkClaims(_ claims: [String: JSONValue], key: IssuerKey) throws(LatchError) -> AssertionClaims {
+        try AssertionClaims.check(claims, audience: key.audience, now: now, skew: skew, maxLifetime: key.maxLifetime, code: code)
+    }
+
+    /// The custom claims an issuer allows, from an assertion; registered claim names are never copied.
+    public static func keptClaims(_ claims: [String: JSONValue], allowed: [String]) -> [String: JSONValue] {
+        var kept: [String: JSONValue] = [:]
+        for name in allowed where !TokenMinter.reservedClaims.contains(name) {
+            if let value = claims[name] { kept[name] = value }
+        }
+        return kept
+    }
+}

@@ -1,0 +1,57 @@
+import LatchModel
+import Logging
+
+/// The refresh-token grant (RFC 6749 §6) with rotation and reuse detection (RFC 9700 §4.14.2): the session is
+/// changed by ``RefreshRotation`` under its lock, in one step of the store.
+public struct RefreshTokenGrant: TokenGrant {
+    public var grantType: String { GrantType.refreshToken }
+
+    let store: any SessionStore
+    let minter: TokenMinter
+    let refreshTokens: RefreshTokenCodec
+    let tokens: TokenSettings
+    let clock: LatchClock
+    let logger: Logger
+
+    public init(
+        store: any SessionStore, minter: TokenMinter, refreshTokens: RefreshTokenCodec, tokens: TokenSettings, clock: LatchClock,
+        logger: Logger = Logger(label: "latch.refresh")
+    ) {
+        self.store = store
+        self.minter = minter
+        self.refreshTokens = refreshTokens
+        self.tokens = tokens
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public func exchange(_ request: TokenRequest) async throws -> TokenResponse {
+        let token = try request.required("refresh_token")
+        guard let (sessionID, generation) = refreshTokens.parse(token) else {
+            throw LatchError.invalidGrant("the refresh token is invalid")
+        }
+        let now = clock.seconds()
+        let clientID = request.client.id
+        let grace = tokens.refreshGrace
+        let decided = try await store.updateSession(id: sessionID) { session, user in
+            let update = RefreshRotation.decide(session, presented: generation, clientID: clientID, now: now, grace: grace)
+            return SessionUpdate(session: update.session, result: (update.result, update.session ?? session, user))
+        }
+        guard let (outcome, session, user) = decided else { throw LatchError.invalidGrant("the refresh token is invalid") }
+        switch outcome {
+        case .rotated, .reissued:
+            return try minter.response(
+                user: user, session: session,
+                refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now)
+        case .unknown:
+            throw LatchError.invalidGrant("the refresh token is invalid")
+        case .inactive:
+            throw LatchError.invalidGrant("the session has ended (signed out, revoked or expired)")
+        case .wrongClient:
+            throw LatchError.invalidGrant("the refresh token was issued to another client")
+        case .reuseDetected:
+            logger.warning("refresh token reuse: family revoked", metadata: ["sid": "\(session.id)", "user": "\(session.userID)"])
+            throw LatchError.invalidGrant("the refresh token was already used; the session is revoked")
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import LatchJOSE
+import Logging
+
+/// Token revocation (RFC 7009): revokes the session of a refresh token or of one of Latch's access tokens.
+/// Unknown tokens are not an error (§2.2); a token of another client is refused (§2.1).
+public struct TokenRevocation: Sendable {
+    let store: any SessionStore & UnitOfWork
+    let refreshTokens: RefreshTokenCodec
+    let accessTokens: AccessTokenAuthenticator
+    let clock: LatchClock
+    let logger: Logger
+
+    public init(
+        store: any SessionStore & UnitOfWork, refreshTokens: RefreshTokenCodec, accessTokens: AccessTokenAuthenticator,
+        clock: LatchClock, logger: Logger = Logger(label: "latch.revocation")
+    ) {
+        self.store = store
+        self.refreshTokens = refreshTokens
+        self.accessTokens = accessTokens
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public func revoke(token: String, clientID: String) async throws {
+        guard !token.isEmpty, token.utf8.count <= ParsedJWS.defaultMaximumLength else { return }
+        let session: Session
+        if token.hasPrefix(RefreshTokenCodec.prefix) {
+            guard let (sessionID, _) = refreshTokens.parse(token), let found = try await store.session(id: sessionID) else { return }
+            session = found
+        } else {
+            // An access token that is not (or no longer) valid is "unknown": nothing to do. Store failures
+            // still propagate, so an unreachable database never looks like a successful revocation.
+            do {
+                session = try await accessTokens.authenticate(accessToken: token).session
+            } catch is LatchError {
+                return
+            }
+        }
+        guard session.clientID == clientID else { throw LatchError.invalidClient("the token was issued to another client") }
+        try await store.revokeSession(id: session.id, at: clock.seconds())
+        logger.info("session revoked", metadata: ["sid": "\(session.id)"])
+    }
+}

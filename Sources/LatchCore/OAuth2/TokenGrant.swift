@@ -1,0 +1,29 @@
+import LatchModel
+/// A token request as a grant handler sees it: its form parameters and the client it names.
+public struct TokenRequest: Sendable {
+    /// Form parameters, each present at most once.
+    public let parameters: [String: String]
+    /// The resolved client (the default one when the request names none).
+    public let client: Client
+
+    public init(parameters: [String: String], client: Client) {
+        self.parameters = parameters
+        self.client = client
+    }
+
+    /// A parameter the grant cannot do without (RFC 6749 §5.2 `invalid_request` when absent or empty).
+    public func required(_ name: String) throws(LatchError) -> String {
+        guard let value = parameters[name], !value.isEmpty else {
+            throw LatchError.invalidRequest("\(name) is required for this grant_type")
+        }
+        return value
+    }
+}
+
+/// One grant type of the token endpoint (RFC 6749 §4–6 and its extensions). A new grant is a new type
+/// conforming to this, registered with ``TokenEndpoint``.
+public protocol TokenGrant: Sendable {
+    /// The `grant_type` value this handler answers.
+    var grantType: String { get }
+    func exchange(_ request: TokenRequest) async throws -> TokenResponse
+}

@@ -1,0 +1,32 @@
+import LatchModel
+
+/// `FSSO`: the answer is a custom federated JWT (``FederatedAssertion``); the username is its `sub`, and the
+/// user has no device key (they sign in with further such JWTs).
+public struct FederatedJWTProof: RegistrationProof {
+    public var proofType: ChallengeType { .fsso }
+
+    let store: any IssuerStore
+    let verifier: AssertionVerifier
+    let assertions: AssertionSettings
+
+    public init(store: any IssuerStore, verifier: AssertionVerifier, assertions: AssertionSettings) {
+        self.store = store
+        self.verifier = verifier
+        self.assertions = assertions
+    }
+
+    public func checkShape(_ request: RegistrationRequest) throws(LatchError) {
+        guard request.publicKey == nil else { throw LatchError.invalidInput("FSSO registrations carry no device key") }
+    }
+
+    public func verify(_ request: RegistrationRequest, now: Int64) async throws -> VerifiedRegistration {
+        let verified = try await verifier.verify(
+            request.answer,
+            as: FederatedAssertion(store: store, code: .invalidProof, noun: "answer", skew: assertions.clockSkew, now: now))
+        let claims = verified.claims
+        return VerifiedRegistration(
+            username: claims.subject, kind: .federated, federatedIdentity: (claims.issuer, claims.subject),
+            claims: FederatedAssertion.keptClaims(claims.all, allowed: verified.key.allowedClaims),
+            consumes: .jti(claims.jwtID, issuer: claims.issuer, until: claims.expiresAt + assertions.clockSkew))
+    }
+}

@@ -1,0 +1,58 @@
+import LatchJOSE
+import LatchModel
+
+/// What a verified registration proof says about the user to create.
+public struct VerifiedRegistration: Sendable {
+    public var username: String
+    public var kind: UserKind
+    /// For federated users: the issuer that vouches for them, and their subject there.
+    public var federatedIdentity: (issuer: String, subject: String)?
+    /// Custom claims to keep on the user.
+    public var claims: [String: JSONValue]
+    /// The device sign-in key to register with the user.
+    public var deviceKey: (keyID: String, key: PublicKey)?
+    /// Consumed in the same transaction that creates the user.
+    public var consumes: SingleUse
+
+    public init(
+        username: String, kind: UserKind, federatedIdentity: (issuer: String, subject: String)? = nil, claims: [String: JSONValue] = [:],
+        deviceKey: (keyID: String, key: PublicKey)? = nil, consumes: SingleUse
+    ) {
+        self.username = username
+        self.kind = kind
+        self.federatedIdentity = federatedIdentity
+        self.claims = claims
+        self.deviceKey = deviceKey
+        self.consumes = consumes
+    }
+}
+
+/// One registration proof type (`challengeType`). A new proof type is a new type conforming to this,
+/// registered with ``RegistrationService``.
+public protocol RegistrationProof: Sendable {
+    /// The `challengeType` this proof answers.
+    var proofType: ChallengeType { get }
+    /// Checks the shape of the request fields this proof type reads or forbids (`invalid_input`), before any
+    /// lookup.
+    func checkShape(_ request: RegistrationRequest) throws(LatchError)
+    /// Verifies the proof at `now` (`invalid_proof` and the like) and says who to create.
+    func verify(_ request: RegistrationRequest, now: Int64) async throws -> VerifiedRegistration
+}
+
+extension RegistrationRequest {
+    /// The device key the request carries, checked: a 1–128 printable `keyId` and a key of a supported algorithm.
+    func checkedDeviceKey(required proofType: ChallengeType) throws(LatchError) -> (keyID: String, key: PublicKey) {
+        guard let publicKey else { throw LatchError.invalidInput("publicKey is required for \(proofType) registrations") }
+        guard RegistrationService.isIdentifier(publicKey.keyId) else {
+            throw LatchError.invalidInput("publicKey.keyId must be 1–128 printable characters")
+        }
+        guard let algorithm = JWSAlgorithm(rawValue: publicKey.algorithm) else {
+            throw LatchError(.invalidPublicKey, "publicKey.algorithm must be RS256 or ES256")
+        }
+        do {
+            return (publicKey.keyId, try PublicKey(pemOrBase64DER: publicKey.publicKey, algorithm: algorithm))
+        } catch {
+            throw LatchError(.invalidPublicKey, error.detail)
+        }
+    }
+}

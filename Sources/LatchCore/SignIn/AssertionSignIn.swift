@@ -1,0 +1,29 @@
+import LatchJOSE
+import LatchModel
+
+/// What a verified sign-in proof yields: who signs in, how, and the single-use value the sign-in spends.
+public struct VerifiedSignIn: Sendable {
+    public var user: User
+    /// Authentication methods (RFC 8176 values, or Latch's `fed`).
+    public var amr: [String]
+    /// Consumed in the same transaction that opens the session.
+    public var consumes: SingleUse
+    /// Replaces the user's kept custom claims, when they changed.
+    public var updatedClaims: [String: JSONValue]?
+
+    public init(user: User, amr: [String], consumes: SingleUse, updatedClaims: [String: JSONValue]? = nil) {
+        self.user = user
+        self.amr = amr
+        self.consumes = consumes
+        self.updatedClaims = updatedClaims
+    }
+}
+
+/// A way to sign in with a JWT at the JWT-bearer grant (RFC 7523 §2.1). A new kind of sign-in assertion is a new
+/// type conforming to this, registered with ``JWTBearerGrant`` ahead of the catch-all.
+public protocol AssertionSignIn: Sendable {
+    /// Whether this method takes `assertion`, decided from the token alone (no lookup, nothing trusted yet).
+    func recognizes(_ assertion: ParsedJWS) -> Bool
+    /// Verifies the assertion — key, signature, claims — at `now`, and says who signs in.
+    func verify(_ assertion: ParsedJWS, now: Int64) async throws -> VerifiedSignIn
+}

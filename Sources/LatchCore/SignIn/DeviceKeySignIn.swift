@@ -1,0 +1,57 @@
+import LatchJOSE
+import LatchModel
+
+/// Sign-in with a device key: the device signs the nonce Latch issued (``SignInNonces``) as its assertion's
+/// `jti`, with `iss` = `sub` = its username and `kid` = the device key's id.
+///
+/// It is recognised by that `jti` alone: sign-in nonces carry the ``SignInNonces/prefix``. The user and key are
+/// then found in one lookup, and the nonce is consumed when the session opens.
+public struct DeviceKeySignIn: AssertionSignIn {
+    let store: any UserStore
+    let verifier: AssertionVerifier
+    let settings: AssertionSettings
+
+    public init(store: any UserStore, verifier: AssertionVerifier, settings: AssertionSettings) {
+        self.store = store
+        self.verifier = verifier
+        self.settings = settings
+    }
+
+    public func recognizes(_ assertion: ParsedJWS) -> Bool {
+        assertion.claims["jti"]?.stringValue?.hasPrefix(SignInNonces.prefix) == true
+    }
+
+    public func verify(_ assertion: ParsedJWS, now: Int64) async throws -> VerifiedSignIn {
+        let verified = try await verifier.verify(assertion, as: DeviceAssertion(store: store, settings: settings, now: now))
+        let user = verified.key.0
+        return VerifiedSignIn(user: user, amr: ["pop"], consumes: .nonce(verified.claims.jwtID, userID: user.id, now: now))
+    }
+}
+
+/// A device sign-in assertion: signed by the key registered under its `kid` for the user its `iss` names.
+struct DeviceAssertion: AssertionProfile {
+    let store: any UserStore
+    let settings: AssertionSettings
+    let now: Int64
+
+    var code: ErrorCode { .invalidGrant }
+    var noun: String { "assertion" }
+
+    func resolveKey(for token: ParsedJWS) async throws -> (User, DeviceKey) {
+        guard let username = token.lookupClaim("iss"), let keyID = token.keyID,
+            let found = try await store.deviceSignInKey(username: username, keyID: keyID)
+        else { throw LatchError.invalidGrant("no device key matches the assertion's iss and kid") }
+        return found
+    }
+
+    func publicKey(of key: (User, DeviceKey)) -> PublicKey { key.1.key }
+
+    /// RFC 7523 §3 with the deployment's audience and the device lifetime cap; `sub` must equal `iss`.
+    func checkClaims(_ claims: [String: JSONValue], key: (User, DeviceKey)) throws(LatchError) -> AssertionClaims {
+        let checked = try AssertionClaims.check(
+            claims, audience: settings.audience, now: now, skew: settings.clockSkew,
+            maxLifetime: settings.deviceAssertionMaxLifetime, code: .invalidGrant)
+        guard checked.subject == checked.issuer else { throw LatchError.invalidGrant("sub must equal iss (the username)") }
+        return checked
+    }
+}

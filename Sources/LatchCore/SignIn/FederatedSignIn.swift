@@ -1,0 +1,34 @@
+import LatchJOSE
+import LatchModel
+
+/// Custom federated sign-in: the customer's backend signs a short-lived JWT for a registered user
+/// (``FederatedAssertion``). The claims the issuer allows are kept on the user, updated when they change.
+public struct FederatedSignIn: AssertionSignIn {
+    let store: any UserStore & IssuerStore
+    let verifier: AssertionVerifier
+    let settings: AssertionSettings
+
+    public init(store: any UserStore & IssuerStore, verifier: AssertionVerifier, settings: AssertionSettings) {
+        self.store = store
+        self.verifier = verifier
+        self.settings = settings
+    }
+
+    /// Every assertion no other method recognised: register this method last.
+    public func recognizes(_ assertion: ParsedJWS) -> Bool { true }
+
+    public func verify(_ assertion: ParsedJWS, now: Int64) async throws -> VerifiedSignIn {
+        let verified = try await verifier.verify(
+            assertion,
+            as: FederatedAssertion(store: store, code: .invalidGrant, noun: "assertion", skew: settings.clockSkew, now: now))
+        let claims = verified.claims
+        guard let user = try await store.federatedUser(issuer: claims.issuer, subject: claims.subject) else {
+            throw LatchError.invalidGrant("this user is not registered")
+        }
+        let kept = FederatedAssertion.keptClaims(claims.all, allowed: verified.key.allowedClaims)
+        return VerifiedSignIn(
+            user: user, amr: ["fed"], consumes: .jti(claims.jwtID, issuer: claims.issuer, until: claims.expiresAt + settings.clockSkew),
+            // Only a change is written: most sign-ins carry the same claims as last time.
+            updatedClaims: kept == user.claims ? nil : kept)
+    }
+}

@@ -1,0 +1,63 @@
+import LatchModel
+import Logging
+
+/// Opens the session of a verified sign-in and answers with its tokens.
+///
+/// One unit of work: consume the proof's single-use value, hold the user against deletion, update kept
+/// claims, insert the session. The single-use value goes first so that, across replicas, a concurrent
+/// duplicate waits on it and then finds it spent.
+public struct SessionOpener: Sendable {
+    let store: any UnitOfWork & UserStore
+    let minter: TokenMinter
+    let refreshTokens: RefreshTokenCodec
+    let tokens: TokenSettings
+    let clock: LatchClock
+    let random: RandomSource
+    let logger: Logger
+
+    public init(
+        store: any UnitOfWork & UserStore, minter: TokenMinter, refreshTokens: RefreshTokenCodec, tokens: TokenSettings,
+        clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.sign-in")
+    ) {
+        self.store = store
+        self.minter = minter
+        self.refreshTokens = refreshTokens
+        self.tokens = tokens
+        self.clock = clock
+        self.random = random
+        self.logger = logger
+    }
+
+    /// Why a sign-in's unit of work was refused.
+    enum Refusal: Error {
+        case replayed, userGone
+    }
+
+    public func open(_ signIn: VerifiedSignIn, client: Client, scope: String, now: Int64) async throws -> TokenResponse {
+        let session = Session(
+            id: random.timeOrderedID(now: clock.now()), userID: signIn.user.id, clientID: client.id, authTime: now,
+            amr: signIn.amr, scope: scope, createdAt: now, expiresAt: now + tokens.refreshFamilyLifetime)
+        do {
+            try await store.write { Self.start(session, signIn, on: $0) }
+        } catch Refusal.replayed {
+            // A deleted user's nonces go with them: say what really happened.
+            guard try await store.user(id: signIn.user.id) != nil else { throw LatchError.invalidGrant("this user is not registered") }
+            throw LatchError.invalidGrant("the assertion was used before, or its nonce is unknown or expired")
+        } catch Refusal.userGone {
+            throw LatchError.invalidGrant("this user is not registered")
+        }
+        var user = signIn.user
+        if let updated = signIn.updatedClaims { user.claims = updated }
+        logger.debug("signed in", metadata: ["user": "\(user.id)", "sid": "\(session.id)"])
+        return try minter.response(
+            user: user, session: session, refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation),
+            now: now)
+    }
+
+    static func start(_ session: Session, _ signIn: VerifiedSignIn, on transaction: some SingleUseWrites & UserWrites & SessionWrites) {
+        transaction.consume(signIn.consumes, ifUnavailable: Refusal.replayed)
+        transaction.requireUser(id: session.userID, ifMissing: Refusal.userGone)
+        if let claims = signIn.updatedClaims { transaction.updateClaims(userID: session.userID, claims: claims) }
+        transaction.insertSession(session)
+    }
+}

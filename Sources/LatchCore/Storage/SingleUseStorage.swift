@@ -1,0 +1,20 @@
+/// A value that may be used once.
+public enum SingleUse: Sendable, Hashable {
+    /// A sign-in nonce this server issued for `userID`; consumed only while unexpired at `now`.
+    case nonce(String, userID: String, now: Int64)
+    /// An assertion `jti` from `issuer`, remembered until `until` (its `exp` plus skew).
+    case jti(String, issuer: String, until: Int64)
+}
+
+/// Consuming single-use values inside a unit of work.
+public protocol SingleUseWrites {
+    /// Consumes `value` in one atomic statement; refuses with `refusal` when it is unknown, expired or used.
+    func consume(_ value: SingleUse, ifUnavailable refusal: any Error & Sendable)
+}
+
+extension UnitOfWork {
+    /// Consumes `value` on its own; `false` when it was unknown, expired or used.
+    public func consume(_ value: SingleUse) async throws -> Bool {
+        try await succeeds { $0.consume(value, ifUnavailable: $1) }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import LatchJOSE
+import LatchModel
+
+/// How the SQL stores spell domain values in columns, so that a row reads the same from every backend.
+///
+/// A value this version cannot read (an unknown user kind, a key that does not parse) is never read as some
+/// default: it throws ``StoreUnavailableError`` naming the column, and the request answers 503.
+public enum StoredForm {
+    public static func userKind(_ text: String) throws -> UserKind {
+        guard let kind = UserKind(rawValue: text) else { throw unreadable("users.kind", text) }
+        return kind
+    }
+
+    /// Custom claims: a JSON object.
+    public static func claims(_ text: String) throws -> [String: JSONValue] {
+        if text == "{}" { return [:] }
+        guard case .object(let claims)? = try? JSONValue.parse(Data(text.utf8)) else { throw unreadable("users.claims", text) }
+        return claims
+    }
+
+    public static func claimsText(_ claims: [String: JSONValue]) -> String {
+        claims.isEmpty ? "{}" : String(decoding: JSONValue.object(claims).serialized(), as: UTF8.self)
+    }
+
+    /// A list of claim names: a JSON array of strings.
+    public static func names(_ text: String) throws -> [String] {
+        guard case .array(let values)? = try? JSONValue.parse(Data(text.utf8)) else { throw unreadable("allowed_claims", text) }
+        return try values.map {
+            guard let name = $0.stringValue else { throw unreadable("allowed_claims", text) }
+            return name
+        }
+    }
+
+    public static func namesText(_ names: [String]) -> String {
+        String(decoding: JSONValue.array(names.map(JSONValue.string)).serialized(), as: UTF8.self)
+    }
+
+    /// Authentication methods: space-separated.
+    public static func amr(_ text: String) -> [String] { text.split(separator: " ").map(String.init) }
+
+    public static func amrText(_ amr: [String]) -> String { amr.joined(separator: " ") }
+
+    /// A public key: its algorithm's name and its DER.
+    public static func publicKey(algorithm: String, der: Data, column: String) throws -> PublicKey {
+        guard let parsed = JWSAlgorithm(rawValue: algorithm) else { throw unreadable(column, algorithm) }
+        do {
+            return try PublicKey(der: der, algorithm: parsed)
+        } catch {
+            throw unreadable(column, "\(der.count) bytes of \(algorithm) key")
+        }
+    }
+
+    public static func algorithm(_ text: String, column: String) throws -> JWSAlgorithm {
+        guard let parsed = JWSAlgorithm(rawValue: text) else { throw unreadable(column, text) }
+        return parsed
+    }
+
+    static func unreadable(_ column: String, _ value: String) -> StoreUnavailableError {
+        StoreUnavailableError("a stored \(column) cannot be read by this version of Latch: \(value.prefix(64))")
+    }
+}

@@ -1,0 +1,90 @@
+import LatchJOSE
+import LatchModel
+
+/// How a user came to exist.
+public enum UserKind: String, Sendable, Hashable, Codable {
+    /// Registered with a custom federated JWT; signs in with such JWTs.
+    case federated = "FSSO"
+    /// Registered with a test registration key; signs in with a device key.
+    case test = "TEST"
+}
+
+/// A registered user.
+public struct User: Sendable, Hashable {
+    /// Stable id: the `sub` of every token Latch issues for this user.
+    public var id: String
+    /// The sign-in name (`sub` of the registration JWT).
+    public var username: String
+    /// How the user registered.
+    public var kind: UserKind
+    /// For federated users: the issuer that vouches for them, and their subject there.
+    public var issuer: String?
+    public var subject: String?
+    /// Custom claims kept on the user (allowed by the issuer), repeated in the ID token.
+    public var claims: [String: JSONValue]
+    /// Registration time, NumericDate.
+    public var createdAt: Int64
+
+    public init(
+        id: String, username: String, kind: UserKind, issuer: String?, subject: String?,
+        claims: [String: JSONValue], createdAt: Int64
+    ) {
+        self.id = id
+        self.username = username
+        self.kind = kind
+        self.issuer = issuer
+        self.subject = subject
+        self.claims = claims
+        self.createdAt = createdAt
+    }
+}
+
+/// A device sign-in public key registered for a user.
+public struct DeviceKey: Sendable {
+    public var userID: String
+    /// The `kid` the device puts in its assertions.
+    public var keyID: String
+    public var key: PublicKey
+    public var createdAt: Int64
+
+    public init(userID: String, keyID: String, key: PublicKey, createdAt: Int64) {
+        self.userID = userID
+        self.keyID = keyID
+        self.key = key
+        self.createdAt = createdAt
+    }
+}
+
+/// Reading users and their device keys.
+public protocol UserStore: Sendable {
+    func user(id: String) async throws -> User?
+    func user(username: String) async throws -> User?
+    func federatedUser(issuer: String, subject: String) async throws -> User?
+    /// Users ordered by id, starting after `cursor`.
+    func users(after cursor: String?, limit: Int) async throws -> [User]
+    func deviceKey(userID: String, keyID: String) async throws -> DeviceKey?
+    /// The user named `username` with their device key `keyID`, in one lookup (every key sign-in needs both).
+    func deviceSignInKey(username: String, keyID: String) async throws -> (User, DeviceKey)?
+}
+
+/// Writing users inside a unit of work.
+public protocol UserWrites {
+    /// Inserts a user; refuses when the username or the federated identity (issuer, subject) is taken.
+    func insertUser(_ user: User, ifTaken refusal: any Error & Sendable)
+    /// Inserts a device key; refuses when the user already has one with this key id.
+    func insertDeviceKey(_ key: DeviceKey, ifTaken refusal: any Error & Sendable)
+    /// Refuses when the user does not exist; otherwise keeps them from being deleted until the unit commits.
+    func requireUser(id: String, ifMissing refusal: any Error & Sendable)
+    /// Replaces the user's kept custom claims.
+    func updateClaims(userID: String, claims: [String: JSONValue])
+    /// Deletes the user and everything that belongs to them (device keys, registrations, nonces, sessions);
+    /// refuses when there is no such user.
+    func deleteUser(id: String, ifMissing refusal: any Error & Sendable)
+}
+
+extension UnitOfWork {
+    /// Deletes a user and everything that belongs to them; `false` when there was no such user.
+    public func deleteUser(id: String) async throws -> Bool {
+        try await succeeds { $0.deleteUser(id: id, ifMissing: $1) }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import LatchCore
+import LatchJOSE
+import PostgresNIO
+
+extension PostgresStore: TestRegistrationKeyStore {
+    static func testKey(_ row: (String, String, Data, Int64)) throws -> TestRegistrationKey {
+        TestRegistrationKey(
+            keyID: row.0, key: try StoredForm.publicKey(algorithm: row.1, der: row.2, column: "test_keys.public_key"), createdAt: row.3)
+    }
+
+    public func testRegistrationKey(id: String) async throws -> TestRegistrationKey? {
+        try await query("testRegistrationKey") { client in
+            try await client.query("SELECT key_id, algorithm, public_key, created_at FROM test_keys WHERE key_id = \(id)")
+                .first((String, String, Data, Int64).self).map(Self.testKey)
+        }
+    }
+
+    public func testRegistrationKeys() async throws -> [TestRegistrationKey] {
+        try await query("testRegistrationKeys") { client in
+            try await client.query("SELECT key_id, algorithm, public_key, created_at FROM test_keys ORDER BY key_id")
+                .all((String, String, Data, Int64).self).map(Self.testKey)
+        }
+    }
+}
+
+extension PostgresTransaction: TestRegistrationKeyWrites {
+    func insertTestRegistrationKey(_ key: TestRegistrationKey, ifTaken refusal: any Error & Sendable) {
+        changeOne(
+            try """
+            INSERT INTO test_keys (key_id, algorithm, public_key, created_at)
+            VALUES (\(key.keyID), \(key.key.algorithm.rawValue), \(key.key.derRepresentation), \(key.createdAt))
+            ON CONFLICT DO NOTHING RETURNING 1
+            """, orRefuse: refusal)
+    }
+
+    func deleteTestRegistrationKey(id: String, ifMissing refusal: any Error & Sendable) {
+        changeOne("DELETE FROM test_keys WHERE key_id = \(id) RETURNING 1", orRefuse: refusal)
+    }
+}

@@ -1,0 +1,30 @@
+import Hummingbird
+import LatchCore
+
+/// Builds the router over assembled services. Tests drive it in-process; `LatchApp` serves it.
+public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext> {
+    let router = Router(context: LatchRequestContext.self)
+    router.add(middleware: ErrorMiddleware())
+    if services.settings.trustForwardedFor { router.add(middleware: ForwardedForMiddleware()) }
+    let limited = RateLimitMiddleware(limiter: RateLimiter(perMinute: services.settings.rateLimitPerMinute))
+
+    router.addRoutes(
+        DiscoveryController(
+            keys: services.keys, issuer: services.settings.issuer, algorithm: services.settings.signingAlgorithm,
+            scopes: services.settings.scopes, grantTypes: services.tokens.grantTypes
+        ).endpoints)
+    let oauth = OAuthController(tokens: services.tokens, revocation: services.revocation, sessions: services.sessions, clients: services.clients)
+    // The unauthenticated endpoints that write (sign-in, registration, challenge) are rate-limited per address.
+    router.group("oauth2").add(middleware: limited).addRoutes(oauth.endpoints)
+    router.group("v1").add(middleware: limited).addRoutes(
+        RegistrationController(registration: services.registration, nonces: services.nonces).endpoints)
+    router.addRoutes(HealthController(store: services.readiness).endpoints, atPath: "health")
+
+    let bearer = BearerAuthenticator(accessTokens: services.accessTokens)
+    oauth.userInfoEndpoints(router.group("oauth2").add(middleware: bearer).group(context: SignedInContext.self))
+    MeController(sessions: services.sessions).add(to: router.group("v1/me").add(middleware: bearer).group(context: SignedInContext.self))
+    AdminController(admin: services.admin, issuer: services.settings.issuer).add(
+        to: router.group("admin/v1").add(middleware: AdminAuthenticatorMiddleware(admins: services.adminAuthenticator))
+            .group(context: AdminContext.self))
+    return router
+}

@@ -1,0 +1,394 @@
+import Foundation
+import LatchCore
+import LatchModel
+import Synchronization
+
+/// A store in memory, for unit tests of the engines. It passes the same conformance suite as SQLite and
+/// PostgreSQL (``StoreConformance``): one lock serializes every unit of work, and a unit that is refused leaves
+/// the state as it was.
+public final class InMemoryStore: LatchStore {
+    /// Every table, as plain values: a unit of work edits a copy and swaps it in on success.
+    struct State {
+        var users: [String: User] = [:]
+        var deviceKeys: [DeviceKeyID: DeviceKey] = [:]
+        var registrations: [String: RegistrationRecord] = [:]
+        var nonces: [String: (userID: String, expiresAt: Int64)] = [:]
+        var usedJTIs: [JTI: Int64] = [:]
+        var sessions: [String: Session] = [:]
+        /// When housekeeping may delete a session: its expiry, or a day after revocation.
+        var sessionPurgeAt: [String: Int64] = [:]
+        var issuerKeys: [IssuerKeyID: IssuerKey] = [:]
+        var testKeys: [String: TestRegistrationKey] = [:]
+        var clients: [String: Client] = [:]
+        var signingKeys: [String: SigningKeyRecord] = [:]
+        var adminTokens: [String: AdminTokenRecord] = [:]
+    }
+
+    struct DeviceKeyID: Hashable {
+        let userID: String
+        let keyID: String
+    }
+
+    struct JTI: Hashable {
+        let issuer: String
+        let jti: String
+    }
+
+    struct IssuerKeyID: Hashable, Comparable {
+        let issuer: String
+        let keyID: String
+        static func < (lhs: Self, rhs: Self) -> Bool { (lhs.issuer, lhs.keyID) < (rhs.issuer, rhs.keyID) }
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// How many rows a table holds (to prove a refused request wrote nothing).
+    public func count(_ table: Table) -> Int {
+        state.withLock { state in
+            switch table {
+            case .users: state.users.count
+            case .deviceKeys: state.deviceKeys.count
+            case .registrations: state.registrations.count
+            case .nonces: state.nonces.count
+            case .usedJTIs: state.usedJTIs.count
+            case .sessions: state.sessions.count
+            }
+        }
+    }
+
+    /// The tables ``count(_:)`` can count.
+    public enum Table: CaseIterable, Sendable {
+        case users, deviceKeys, registrations, nonces, usedJTIs, sessions
+    }
+
+    // MARK: Unit of work
+
+    public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
+        try state.withLock { state throws -> T in
+            let transaction = Transaction(state)
+            let result = body(transaction)
+            if let refusal = transaction.refusal { throw refusal }
+            state = transaction.state
+            return result
+        }
+    }
+
+    public func updateSession<Result: Sendable>(
+        id: String, _ decide: @escaping @Sendable (Session, User) -> SessionUpdate<Result>
+    ) async throws -> Result? {
+        state.withLock { state -> Result? in
+            guard let session = state.sessions[id], let user = state.users[session.userID] else { return nil }
+            let update = decide(session, user)
+            if let changed = update.session {
+                var stored = session
+                stored.generation = changed.generation
+                stored.retryGeneration = changed.retryGeneration
+                stored.rotatedAt = changed.rotatedAt
+                if stored.revokedAt == nil, let revokedAt = changed.revokedAt {
+                    stored.revokedAt = revokedAt
+                    state.sessionPurgeAt[id] = min(state.sessionPurgeAt[id] ?? .max, revokedAt + 86_400)
+                }
+                state.sessions[id] = stored
+            }
+            return update.result
+        }
+    }
+
+    /// The writes of one unit, applied to a copy of the state; the first refusal stops them.
+    final class Transaction: StoreTransaction {
+        var state: State
+        var refusal: (any Error & Sendable)?
+
+        init(_ state: State) { self.state = state }
+
+        /// Runs `change` unless the unit was refused already; a returned refusal refuses it.
+        private func apply(_ change: (inout State) -> (any Error & Sendable)?) {
+            guard refusal == nil else { return }
+            refusal = change(&state)
+        }
+
+        func consume(_ value: SingleUse, ifUnavailable refusal: any Error & Sendable) {
+            apply { state in
+                switch value {
+                case .nonce(let nonce, let userID, let now):
+                    guard let stored = state.nonces[nonce], stored.userID == userID, stored.expiresAt > now else { return refusal }
+                    state.nonces[nonce] = nil
+                case .jti(let jti, let issuer, let until):
+                    let key = JTI(issuer: issuer, jti: jti)
+                    guard state.usedJTIs[key] == nil else { return refusal }
+                    state.usedJTIs[key] = until
+                }
+                return nil
+            }
+        }
+
+        func insertUser(_ user: User, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                let taken = state.users.values.contains {
+                    $0.id == user.id || $0.username == user.username
+                        || (user.issuer != nil && $0.issuer == user.issuer && $0.subject == user.subject)
+                }
+                if taken { return refusal }
+                state.users[user.id] = user
+                return nil
+            }
+        }
+
+        func insertDeviceKey(_ key: DeviceKey, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                let id = DeviceKeyID(userID: key.userID, keyID: key.keyID)
+                guard state.users[key.userID] != nil else { preconditionFailure("device key of an unknown user") }
+                guard state.deviceKeys[id] == nil else { return refusal }
+                state.deviceKeys[id] = key
+                return nil
+            }
+        }
+
+        func requireUser(id: String, ifMissing refusal: any Error & Sendable) {
+            apply { state in state.users[id] == nil ? refusal : nil }
+        }
+
+        func updateClaims(userID: String, claims: [String: JSONValue]) {
+            apply { state in
+                state.users[userID]?.claims = claims
+                return nil
+            }
+        }
+
+        func deleteUser(id: String, ifMissing refusal: any Error & Sendable) {
+            apply { state in
+                guard state.users.removeValue(forKey: id) != nil else { return refusal }
+                state.deviceKeys = state.deviceKeys.filter { $0.key.userID != id }
+                state.registrations = state.registrations.filter { $0.value.userID != id }
+                state.nonces = state.nonces.filter { $0.value.userID != id }
+                for (sessionID, session) in state.sessions where session.userID == id {
+                    state.sessions[sessionID] = nil
+                    state.sessionPurgeAt[sessionID] = nil
+                }
+                return nil
+            }
+        }
+
+        func requireNoRegistration(id: String, ifExists refusal: any Error & Sendable) {
+            apply { state in state.registrations[id] == nil ? nil : refusal }
+        }
+
+        func insertRegistration(_ record: RegistrationRecord, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                guard state.registrations[record.id] == nil else { return refusal }
+                state.registrations[record.id] = record
+                return nil
+            }
+        }
+
+        func insertNonce(_ nonce: String, userID: String, expiresAt: Int64, keepNewest: Int) {
+            apply { state in
+                state.nonces[nonce] = (userID, expiresAt)
+                let newest = state.nonces.filter { $0.value.userID == userID }
+                    .sorted { ($0.value.expiresAt, $1.key) > ($1.value.expiresAt, $0.key) }
+                for (old, _) in newest.dropFirst(keepNewest) { state.nonces[old] = nil }
+                return nil
+            }
+        }
+
+        func insertSession(_ session: Session) {
+            apply { state in
+                state.sessions[session.id] = session
+                state.sessionPurgeAt[session.id] = session.expiresAt
+                return nil
+            }
+        }
+
+        private func revoke(where matches: (Session) -> Bool, at now: Int64, liveOnly: Bool) -> WriteResult<Int> {
+            let result = WriteResult(0)
+            apply { state in
+                var count = 0
+                for (id, session) in state.sessions where matches(session) && session.revokedAt == nil && (!liveOnly || session.expiresAt > now) {
+                    state.sessions[id]?.revokedAt = now
+                    state.sessionPurgeAt[id] = min(state.sessionPurgeAt[id] ?? .max, now + 86_400)
+                    count += 1
+                }
+                result.set(count)
+                return nil
+            }
+            return result
+        }
+
+        func revokeSession(id: String, at now: Int64) -> WriteResult<Int> {
+            revoke(where: { $0.id == id }, at: now, liveOnly: false)
+        }
+
+        func revokeSessions(userID: String, at now: Int64) -> WriteResult<Int> {
+            revoke(where: { $0.userID == userID }, at: now, liveOnly: true)
+        }
+
+        func insertIssuerKey(_ key: IssuerKey, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                let id = IssuerKeyID(issuer: key.issuer, keyID: key.keyID)
+                guard state.issuerKeys[id] == nil else { return refusal }
+                state.issuerKeys[id] = key
+                return nil
+            }
+        }
+
+        func deleteIssuerKeys(issuer: String, keyID: String?) -> WriteResult<Int> {
+            let result = WriteResult(0)
+            apply { state in
+                let doomed = state.issuerKeys.keys.filter { $0.issuer == issuer && (keyID == nil || $0.keyID == keyID) }
+                for id in doomed { state.issuerKeys[id] = nil }
+                result.set(doomed.count)
+                return nil
+            }
+            return result
+        }
+
+        func insertTestRegistrationKey(_ key: TestRegistrationKey, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                guard state.testKeys[key.keyID] == nil else { return refusal }
+                state.testKeys[key.keyID] = key
+                return nil
+            }
+        }
+
+        func deleteTestRegistrationKey(id: String, ifMissing refusal: any Error & Sendable) {
+            apply { state in state.testKeys.removeValue(forKey: id) == nil ? refusal : nil }
+        }
+
+        func insertClient(_ client: Client, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                guard state.clients[client.id] == nil else { return refusal }
+                state.clients[client.id] = client
+                return nil
+            }
+        }
+
+        func deleteClient(id: String, ifMissing refusal: any Error & Sendable) {
+            apply { state in
+                guard state.clients.removeValue(forKey: id) != nil else { return refusal }
+                for (sessionID, session) in state.sessions where session.clientID == id {
+                    state.sessions[sessionID] = nil
+                    state.sessionPurgeAt[sessionID] = nil
+                }
+                return nil
+            }
+        }
+
+        func activateSigningKey(_ key: SigningKeyRecord) {
+            apply { state in
+                for (id, record) in state.signingKeys where record.retiredAt == nil { state.signingKeys[id]?.retiredAt = key.createdAt }
+                state.signingKeys[key.keyID] = key
+                return nil
+            }
+        }
+
+        func deleteSigningKeys(retiredBefore cutoff: Int64) -> WriteResult<Int> {
+            let result = WriteResult(0)
+            apply { state in
+                let doomed = state.signingKeys.values.filter { ($0.retiredAt ?? .max) < cutoff }.map(\.keyID)
+                for id in doomed { state.signingKeys[id] = nil }
+                result.set(doomed.count)
+                return nil
+            }
+            return result
+        }
+
+        func putAdminToken(_ token: AdminTokenRecord) {
+            apply { state in
+                state.adminTokens[token.id] = token
+                return nil
+            }
+        }
+
+        func deleteAdminToken(id: String, ifMissing refusal: any Error & Sendable) {
+            apply { state in state.adminTokens.removeValue(forKey: id) == nil ? refusal : nil }
+        }
+
+        func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int> {
+            let result = WriteResult(0)
+            apply { state in
+                let nonces = state.nonces.filter { $0.value.expiresAt <= now }.keys.sorted().prefix(limit)
+                for nonce in nonces { state.nonces[nonce] = nil }
+                let jtis = state.usedJTIs.filter { $0.value < now }.keys.prefix(limit)
+                for jti in jtis { state.usedJTIs[jti] = nil }
+                let sessions = state.sessionPurgeAt.filter { $0.value <= now }.keys.sorted().prefix(limit)
+                for id in sessions {
+                    state.sessions[id] = nil
+                    state.sessionPurgeAt[id] = nil
+                }
+                result.set(nonces.count + jtis.count + sessions.count)
+                return nil
+            }
+            return result
+        }
+    }
+
+    // MARK: Reads
+
+    public func user(id: String) async throws -> User? { state.withLock { $0.users[id] } }
+
+    public func user(username: String) async throws -> User? {
+        state.withLock { $0.users.values.first { $0.username == username } }
+    }
+
+    public func federatedUser(issuer: String, subject: String) async throws -> User? {
+        state.withLock { $0.users.values.first { $0.issuer == issuer && $0.subject == subject } }
+    }
+
+    public func users(after cursor: String?, limit: Int) async throws -> [User] {
+        state.withLock { state in
+            Array(state.users.values.filter { $0.id > (cursor ?? "") }.sorted { $0.id < $1.id }.prefix(limit))
+        }
+    }
+
+    public func deviceKey(userID: String, keyID: String) async throws -> DeviceKey? {
+        state.withLock { $0.deviceKeys[DeviceKeyID(userID: userID, keyID: keyID)] }
+    }
+
+    public func deviceSignInKey(username: String, keyID: String) async throws -> (User, DeviceKey)? {
+        state.withLock { state in
+            guard let user = state.users.values.first(where: { $0.username == username }),
+                let key = state.deviceKeys[DeviceKeyID(userID: user.id, keyID: keyID)]
+            else { return nil }
+            return (user, key)
+        }
+    }
+
+    public func registration(id: String) async throws -> RegistrationRecord? { state.withLock { $0.registrations[id] } }
+
+    public func session(id: String) async throws -> Session? { state.withLock { $0.sessions[id] } }
+
+    public func sessionWithUser(id: String) async throws -> (Session, User)? {
+        state.withLock { state in
+            guard let session = state.sessions[id], let user = state.users[session.userID] else { return nil }
+            return (session, user)
+        }
+    }
+
+    public func issuerKey(issuer: String, keyID: String) async throws -> IssuerKey? {
+        state.withLock { $0.issuerKeys[IssuerKeyID(issuer: issuer, keyID: keyID)] }
+    }
+
+    public func issuerKeys() async throws -> [IssuerKey] {
+        state.withLock { state in state.issuerKeys.sorted { $0.key < $1.key }.map(\.value) }
+    }
+
+    public func testRegistrationKey(id: String) async throws -> TestRegistrationKey? { state.withLock { $0.testKeys[id] } }
+
+    public func testRegistrationKeys() async throws -> [TestRegistrationKey] {
+        state.withLock { state in state.testKeys.values.sorted { $0.keyID < $1.keyID } }
+    }
+
+    public func clients() async throws -> [Client] {
+        state.withLock { state in state.clients.values.sorted { $0.id < $1.id } }
+    }
+
+    public func signingKeys() async throws -> [SigningKeyRecord] {
+        state.withLock { state in state.signingKeys.values.sorted { ($0.createdAt, $0.keyID) < ($1.createdAt, $1.keyID) } }
+    }
+
+    public func adminTokens() async throws -> [AdminTokenRecord] {
+        state.withLock { state in state.adminTokens.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) } }
+    }
+}

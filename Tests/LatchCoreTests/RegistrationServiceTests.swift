@@ -1,0 +1,101 @@
+import Foundation
+import LatchCore
+import LatchJOSE
+import LatchModel
+import LatchTesting
+import Testing
+
+@Suite("Registration")
+struct RegistrationServiceTests {
+    @Test("registrationId is an idempotency key: same proof → same user; another proof → registration_conflict")
+    func idempotency() async throws {
+        let engines = try await Engines.make()
+        try await engines.addIssuer()
+        let request = RegistrationRequest(challengeType: .fsso, answer: try engines.federated(), registrationId: "reg-1")
+        let first = try await engines.registration().register(request)
+        let again = try await engines.registration().register(request)
+        #expect(again == first)
+        await expectCode(.registrationConflict) {
+            _ = try await engines.registration().register(RegistrationRequest(challengeType: .fsso, answer: try engines.federated(), registrationId: "reg-1"))
+        }
+        #expect(engines.store.count(.users) == 1 && engines.store.count(.registrations) == 1)
+    }
+
+    @Test("A taken username is already_registered; a replayed proof is invalid_proof; neither writes anything")
+    func refusals() async throws {
+        let engines = try await Engines.make()
+        try await engines.addIssuer()
+        let answer = try engines.federated()
+        _ = try await engines.registration().register(RegistrationRequest(challengeType: .fsso, answer: answer))
+        let before = engines.rowCounts
+        await expectCode(.alreadyRegistered) {
+            _ = try await engines.registration().register(RegistrationRequest(challengeType: .fsso, answer: try engines.federated()))
+        }
+        try await engines.registerDevice("bob")
+        let afterBob = engines.rowCounts
+        #expect(afterBob[.users] == before[.users]! + 1)
+        // The same test registration token again, for a new username: the jti was spent.
+        let token = try Assertions.testRegistration(keyID: "register_key", subject: "carol", now: engines.now, jti: "spent").sign(with: TestKeys.p256b)
+        let key = RegistrationPublicKey(keyId: "device-1", algorithm: "ES256", publicKey: TestKeys.p256.publicKey.pemRepresentation)
+        _ = try await engines.registration().register(RegistrationRequest(challengeType: .test, answer: token, publicKey: key))
+        let replay = try Assertions.testRegistration(keyID: "register_key", subject: "dave", now: engines.now, jti: "spent").sign(with: TestKeys.p256b)
+        let counts = engines.rowCounts
+        await expectCode(.invalidProof) { _ = try await engines.registration().register(RegistrationRequest(challengeType: .test, answer: replay, publicKey: key)) }
+        #expect(engines.rowCounts == counts)
+    }
+
+    @Test("Proof types: a disabled one is challenge_type_disabled, a known one without a handler or an unknown one unsupported")
+    func proofTypes() async throws {
+        let engines = try await Engines.make()
+        await expectCode(.challengeTypeDisabled) {
+            _ = try await engines.registration(testKeys: false).register(RegistrationRequest(challengeType: .test, answer: "x"))
+        }
+        for type in [ChallengeType.deviceCheck, .appAttest, .playIntegrity, ChallengeType(rawValue: "NOPE")] {
+            await expectCode(.unsupportedChallengeType) { _ = try await engines.registration().register(RegistrationRequest(challengeType: type, answer: "x")) }
+        }
+    }
+
+    @Test("Shape checks come before any lookup: empty answer, bad registrationId, FSSO with a key, TEST without one")
+    func shapes() async throws {
+        let engines = try await Engines.make()
+        let service = engines.registration()
+        await expectCode(.invalidInput) { _ = try await service.register(RegistrationRequest(challengeType: .fsso, answer: "")) }
+        await expectCode(.invalidInput) { _ = try await service.register(RegistrationRequest(challengeType: .fsso, answer: "x", registrationId: "has space")) }
+        let key = RegistrationPublicKey(keyId: "k", algorithm: "ES256", publicKey: TestKeys.p256.publicKey.pemRepresentation)
+        await expectCode(.invalidInput) { _ = try await service.register(RegistrationRequest(challengeType: .fsso, answer: "x", publicKey: key)) }
+        await expectCode(.invalidInput) { _ = try await service.register(RegistrationRequest(challengeType: .test, answer: "x")) }
+        await expectCode(.invalidPublicKey) {
+            _ = try await service.register(
+                RegistrationRequest(challengeType: .test, answer: "x", publicKey: RegistrationPublicKey(keyId: "k", algorithm: "HS256", publicKey: "x")))
+        }
+        await expectCode(.requestTooLarge) {
+            _ = try await service.register(RegistrationRequest(challengeType: .fsso, answer: String(repeating: "a", count: 9000)))
+        }
+    }
+
+    @Test("Ten concurrent registrations with one id and one proof create one user and all answer it")
+    func concurrentTwins() async throws {
+        let engines = try await Engines.make()
+        try await engines.addIssuer()
+        let request = RegistrationRequest(challengeType: .fsso, answer: try engines.federated(), registrationId: "twin")
+        let service = engines.registration()
+        let answers = try await withThrowingTaskGroup(of: RegistrationResponse.self) { group in
+            for _ in 0..<10 { group.addTask { try await service.register(request) } }
+            return try await group.reduce(into: [RegistrationResponse]()) { $0.append($1) }
+        }
+        #expect(Set(answers.map(\.userId)).count == 1 && engines.store.count(.users) == 1)
+    }
+
+    @Test("The proof hash binds type, answer and public key")
+    func proofHash() {
+        let key = RegistrationPublicKey(keyId: "k", algorithm: "ES256", publicKey: "p")
+        let base = RegistrationRequest(challengeType: .test, answer: "a", publicKey: key)
+        var otherKey = base
+        otherKey.publicKey?.keyId = "k2"
+        var otherType = base
+        otherType.challengeType = .fsso
+        let hashes = [base, otherKey, otherType].map(RegistrationService.Idempotency.proofHash)
+        #expect(Set(hashes).count == 3)
+        #expect(RegistrationService.Idempotency.sameProof(hashes[0], RegistrationService.Idempotency.proofHash(base)))
+    }
+}
