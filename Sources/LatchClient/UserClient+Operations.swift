@@ -62,7 +62,7 @@ extension UserClient {
 
     // MARK: Sign-in
 
-    /// Signs in with the device key (REFERENCE §4): challenge → signed assertion → tokens.
+    /// Signs in with the device key: challenge → assertion signed over the nonce → tokens (RFC 7523 JWT-bearer).
     @discardableResult
     public func signInWithKey() async throws(UserClientError) -> AuthenticationTokens {
         guard let registration = load(Registration.self, Item.registration), let pem = registration.deviceKeyPEM,
@@ -126,7 +126,7 @@ extension UserClient {
         return try storeTokens(response)
     }
 
-    // MARK: Sign-out levels (REFERENCE §6)
+    // MARK: Sign-out levels: clear tokens (local), sign out (this device), global sign-out (every device), de-register
 
     /// Forgets the tokens on this device only.
     public func clearAuthTokens() {

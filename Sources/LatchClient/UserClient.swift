@@ -2,7 +2,7 @@ import Foundation
 import LatchJOSE
 import LatchModel
 
-/// The client apps use to register a user, sign in and keep a session (REFERENCE §7).
+/// The client apps use to register a user, sign in and keep a session.
 ///
 /// An actor: every operation is safe to call from any task. Tokens that are about to expire (within 60 s) are
 /// refreshed before use, and concurrent callers share one refresh. Keys and tokens live in the ``KeyStore``

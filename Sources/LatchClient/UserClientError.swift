@@ -2,6 +2,12 @@ import Foundation
 import LatchModel
 
 /// Every error the SDK throws. Decided from the server's stable `error` code, never from message text.
+///
+/// **Do not switch over it exhaustively.** New Latch features (device attestation, FIDO authenticators, issuer
+/// login) bring new cases in minor releases, and a source package cannot mark an enum non-frozen, so an exhaustive
+/// `switch` would stop compiling on upgrade. Catch the cases your app handles and let the rest reach a general
+/// `catch` (or end a `switch` with `default`). A server code this version does not map arrives as
+/// ``server(code:message:)`` with the code intact, so it can be handled before a release names it.
 public enum UserClientError: Error, Sendable, CustomStringConvertible {
     /// No user is registered on this device (or `reset()` removed it).
     case notRegistered

@@ -42,34 +42,47 @@ public enum Base64URL {
     /// non-zero trailing bits — only the canonical encoding of a byte string is accepted, so a token cannot be
     /// re-spelled (changed in its last character) without changing its bytes.
     public static func decode(_ string: some StringProtocol) -> Data? {
-        var base64 = String()
-        base64.reserveCapacity(string.utf8.count + 3)
-        var last: UInt8 = 0
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "A"..."Z": last = UInt8(scalar.value - 65)
-            case "a"..."z": last = UInt8(scalar.value - 97 + 26)
-            case "0"..."9": last = UInt8(scalar.value - 48 + 52)
-            case "-": last = 62
-            case "_": last = 63
-            default: return nil
-            }
-            switch scalar {
-            case "-": base64.append("+")
-            case "_": base64.append("/")
-            default: base64.unicodeScalars.append(scalar)
-            }
-        }
-        switch base64.utf8.count % 4 {
-        case 0: break
-        case 2:
-            guard last & 0x0F == 0 else { return nil }
-            base64 += "=="
-        case 3:
-            guard last & 0x03 == 0 else { return nil }
-            base64 += "="
-        default: return nil
-        }
-        return Data(base64Encoded: base64)
+        var text = String(string)
+        return text.withUTF8 { decodeBytes($0) }.map { Data($0) }
     }
+
+    /// ``decode(_:)`` over UTF-8 bytes, to bytes.
+    public static func decodeBytes(_ input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        let count = input.count
+        let remainder = count % 4
+        guard remainder != 1 else { return nil }
+        var output = [UInt8]()
+        output.reserveCapacity(count / 4 * 3 + 2)
+        var i = 0
+        while i + 4 <= count {
+            let a = values[Int(input[i])], b = values[Int(input[i + 1])], c = values[Int(input[i + 2])], d = values[Int(input[i + 3])]
+            guard a | b | c | d < 64 else { return nil }
+            let n = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+            output.append(UInt8(truncatingIfNeeded: n >> 16))
+            output.append(UInt8(truncatingIfNeeded: n >> 8))
+            output.append(UInt8(truncatingIfNeeded: n))
+            i += 4
+        }
+        switch remainder {
+        case 2:
+            let a = values[Int(input[i])], b = values[Int(input[i + 1])]
+            // The unused low 4 bits of the last character must be zero (canonical form).
+            guard a | b < 64, b & 0x0F == 0 else { return nil }
+            output.append(a << 2 | b >> 4)
+        case 3:
+            let a = values[Int(input[i])], b = values[Int(input[i + 1])], c = values[Int(input[i + 2])]
+            guard a | b | c < 64, c & 0x03 == 0 else { return nil }
+            output.append(a << 2 | b >> 4)
+            output.append(b << 4 | c >> 2)
+        default: break
+        }
+        return output
+    }
+
+    /// The 6-bit value of each byte, 0xFF for bytes outside the alphabet.
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (value, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(value) }
+        return table
+    }()
 }

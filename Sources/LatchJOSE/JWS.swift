@@ -26,20 +26,27 @@ public struct ParsedJWS: Sendable {
         guard token.utf8.count <= maximumLength else {
             throw JOSEError(.tooLarge, "the token exceeds \(maximumLength) bytes")
         }
-        let string = String(token)
-        let parts = string.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty, !parts[2].isEmpty else {
-            throw JOSEError(.malformed, "a JWS in compact form has three non-empty parts")
+        var string = String(token)
+        // Work on the UTF-8 bytes: splitting and decoding Characters costs more than verifying the signature.
+        let parts = string.withUTF8 { bytes -> Parts? in
+            guard let first = bytes.firstIndex(of: UInt8(ascii: ".")),
+                let second = bytes[(first + 1)...].firstIndex(of: UInt8(ascii: ".")),
+                !bytes[(second + 1)...].contains(UInt8(ascii: ".")),
+                first > 0, second > first + 1, second + 1 < bytes.count
+            else { return nil }
+            func decoded(_ range: Range<Int>) -> [UInt8]? { Base64URL.decodeBytes(UnsafeBufferPointer(rebasing: bytes[range])) }
+            return Parts(
+                header: decoded(0..<first), payload: decoded((first + 1)..<second), signature: decoded((second + 1)..<bytes.count),
+                signingInput: Array(bytes[0..<second]))
         }
-        guard let headerBytes = Base64URL.decode(parts[0]),
-            case .object(let header)? = try? JSONValue.parse(headerBytes)
-        else { throw JOSEError(.malformed, "the header is not a base64url JSON object") }
-        guard let payloadBytes = Base64URL.decode(parts[1]),
-            case .object(let claims)? = try? JSONValue.parse(payloadBytes)
-        else { throw JOSEError(.malformed, "the payload is not a base64url JSON object") }
-        guard let signature = Base64URL.decode(parts[2]) else {
-            throw JOSEError(.malformed, "the signature is not base64url")
+        guard let parts else { throw JOSEError(.malformed, "a JWS in compact form has three non-empty parts") }
+        guard let headerBytes = parts.header, case .object(let header)? = try? JSONValue.parse(headerBytes) else {
+            throw JOSEError(.malformed, "the header is not a base64url JSON object")
         }
+        guard let payloadBytes = parts.payload, case .object(let claims)? = try? JSONValue.parse(payloadBytes) else {
+            throw JOSEError(.malformed, "the payload is not a base64url JSON object")
+        }
+        guard let signature = parts.signature else { throw JOSEError(.malformed, "the signature is not base64url") }
         guard case .string(let alg)? = header["alg"] else {
             throw JOSEError(.unsupportedAlgorithm, "the header has no alg")
         }
@@ -47,9 +54,16 @@ public struct ParsedJWS: Sendable {
         self.claims = claims
         self.algorithmName = alg
         self.keyID = header["kid"]?.stringValue
-        self.signature = signature
-        let end = parts[1].endIndex
-        self.signingInput = Array(string[string.startIndex..<end].utf8)
+        self.signature = Data(signature)
+        self.signingInput = parts.signingInput
+    }
+
+    /// The three parts of a compact JWS, decoded (nil where not base64url), and the bytes the signature covers.
+    private struct Parts {
+        let header: [UInt8]?
+        let payload: [UInt8]?
+        let signature: [UInt8]?
+        let signingInput: [UInt8]
     }
 
     /// The algorithm, if it is one Latch supports; `none`, HS*, and everything else are refused.

@@ -97,9 +97,3 @@ enum PostgresMigrations {
         }
     }
 }
-
-/// The schema cannot be brought up to date.
-public struct MigrationError: Error, CustomStringConvertible {
-    public let description: String
-    init(_ description: String) { self.description = description }
-}

@@ -1,3 +1,5 @@
+import LatchCore
+
 /// Latch's schema as one ordered list of migrations. The PostgreSQL store keeps the same names in the same
 /// order. A migration, once released, never changes: new needs get a new entry at the end.
 enum Migrations {
@@ -158,10 +160,4 @@ enum Migrations {
             throw error
         }
     }
-}
-
-/// The schema cannot be brought up to date.
-public struct MigrationError: Error, CustomStringConvertible {
-    public let description: String
-    init(_ description: String) { self.description = description }
 }

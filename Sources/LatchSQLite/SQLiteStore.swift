@@ -5,7 +5,8 @@ import Logging
 /// Latch's embedded store: one SQLite file in WAL mode with `synchronous=FULL`.
 ///
 /// Writes go through one writer thread that commits in groups (see `SQLiteExecutor`); reads go to a small
-/// pool of reader connections. Every acknowledged write has been flushed to disk.
+/// pool of reader threads, each with its connection (see `SQLiteReaderPool`). No SQLite call ever runs on a
+/// thread of Swift's cooperative pool. Every acknowledged write has been flushed to disk.
 public final class SQLiteStore: Sendable {
     let writer: SQLiteExecutor
     let readers: SQLiteReaderPool
@@ -84,9 +85,9 @@ public final class SQLiteStore: Sendable {
         try await unavailableOnSQLiteError("write") { try await writer.run(body) }
     }
 
-    /// Runs a read on a reader connection, on the calling thread.
-    func read<T>(_ body: (SQLiteHandle) throws -> T) async throws -> T {
-        try await unavailableOnSQLiteError("read") { try readers.read(body) }
+    /// Runs a read on a reader's connection, on that reader's thread.
+    func read<T>(_ body: @escaping (SQLiteHandle) throws -> T) async throws -> T {
+        try await unavailableOnSQLiteError("read") { try await readers.read(body) }
     }
 
     /// A SQLite failure is the store being unavailable (503), logged with its detail.

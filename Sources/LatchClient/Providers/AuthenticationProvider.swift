@@ -2,7 +2,7 @@ import Foundation
 import LatchJOSE
 import LatchModel
 
-/// What a provider hands the client for a registration or sign-in (REFERENCE §7).
+/// What a provider hands the client for a registration or sign-in.
 public struct AuthenticationInfo: Sendable, Hashable {
     /// `FSSO` (a custom federated JWT) or `TEST` (a test registration JWT).
     public var type: ChallengeType
@@ -24,8 +24,8 @@ public protocol AuthenticationProvider: Sendable {
     func authenticationInfo() throws -> AuthenticationInfo
 }
 
-/// Signs custom federated JWTs from a local RSA or P-256 private key, as the customer's backend would
-/// (REFERENCE §5): `iss`, `kid`, `aud`, `sub`, `jti`, `iat`, `exp`, plus custom attributes. For development,
+/// Signs custom federated JWTs from a local RSA or P-256 private key, as the customer's backend would:
+/// `iss`, `kid`, `aud`, `sub`, `jti`, `iat`, `exp`, plus custom attributes. For development,
 /// tests and command-line tools — in an app, the backend signs and the app receives the JWT.
 public struct LocalAuthenticationProvider: AuthenticationProvider {
     public let issuer: String
@@ -70,7 +70,7 @@ public struct LocalAuthenticationProvider: AuthenticationProvider {
     }
 }
 
-/// Signs test registration JWTs with a test registration key an admin downloaded (REFERENCE §3): header
+/// Signs test registration JWTs with a test registration key an admin downloaded: header
 /// `kid` (default `register_key`), claims `iss: testRegisterIssuer`, `aud: testRegisterAudience`,
 /// `sub: <name>-<uuid>`, `jti`, `iat`, `exp`. Registering with it gives the device a sign-in key.
 public struct TESTAuthenticationProvider: AuthenticationProvider {

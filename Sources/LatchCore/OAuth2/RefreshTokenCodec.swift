@@ -26,11 +26,17 @@ public struct RefreshTokenCodec: Sendable {
     /// The session and generation of a genuine token; nil for anything malformed or not made by this key.
     public func parse(_ token: String) -> (sessionID: String, generation: Int64)? {
         guard token.utf8.count <= 256, token.hasPrefix(Self.prefix) else { return nil }
-        let parts = token.dropFirst(Self.prefix.count).split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, let generation = Int64(parts[1]), generation >= 0,
-            String(generation) == parts[1], let presented = Base64URL.decode(parts[2])
+        let body = token.utf8.dropFirst(Self.prefix.utf8.count)
+        guard let firstDot = body.firstIndex(of: UInt8(ascii: ".")),
+            let secondDot = body[body.index(after: firstDot)...].firstIndex(of: UInt8(ascii: ".")),
+            firstDot > body.startIndex
         else { return nil }
-        let sessionID = String(parts[0])
+        let sessionID = String(Substring(body[..<firstDot]))
+        let generationText = Substring(body[body.index(after: firstDot)..<secondDot])
+        // Canonical decimal only: "007" or "+7" would be another spelling of the same token.
+        guard let generation = Int64(generationText), generation >= 0, String(generation) == generationText,
+            let presented = Base64URL.decode(Substring(body[body.index(after: secondDot)...]))
+        else { return nil }
         guard Secrets.constantTimeEquals(presented, Data(mac(sessionID, generation))) else { return nil }
         return (sessionID, generation)
     }

@@ -60,13 +60,6 @@ extension UnitOfWork {
     }
 }
 
-/// The names of Latch's schema migrations, in order. Every store applies migrations with exactly these names
-/// in this order (each in its own SQL dialect), so a deployment can move between backends and a newer schema
-/// is recognised by any of them.
-public enum SchemaMigrations {
-    public static let names = ["0001_core"]
-}
-
 /// Everything a full Latch deployment needs from a backend.
 public typealias LatchStore = UnitOfWork & UserStore & RegistrationStore & SessionStore & IssuerStore
     & TestRegistrationKeyStore & ClientStore & SigningKeyStore & AdminTokenStore

@@ -1,4 +1,4 @@
-/// How a registration proves itself (REFERENCE §2).
+/// How a registration proves itself: the `challengeType` of the Sudo Platform registration request.
 public struct ChallengeType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
@@ -84,7 +84,7 @@ public struct SignInChallengeRequest: Codable, Sendable, Hashable {
     public init(username: String) { self.username = username }
 }
 
-/// A nonce to sign: the `jti` of the device's sign-in assertion (REFERENCE §4).
+/// A nonce to sign: the `jti` of the device's sign-in assertion.
 public struct SignInChallengeResponse: Codable, Sendable, Hashable {
     /// Single-use nonce.
     public var nonce: String

@@ -5,13 +5,18 @@ import LatchCore
 import LatchModel
 
 extension Request {
-    /// The token of an `Authorization: Bearer …` header (RFC 6750 §2.1), if present.
+    /// The token of an `Authorization: Bearer …` header (RFC 6750 §2.1), if present. Read over UTF-8: this runs
+    /// on every signed-in request.
     var bearerToken: String? {
         guard let value = headers[.authorization] else { return nil }
-        let parts = value.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
-        return token.isEmpty ? nil : token
+        let utf8 = value.utf8
+        guard let space = utf8.firstIndex(of: UInt8(ascii: " ")), value[..<space].lowercased() == "bearer" else { return nil }
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = utf8.index(after: space)
+        var end = utf8.endIndex
+        while start < end, isBlank(utf8[start]) { start = utf8.index(after: start) }
+        while end > start, isBlank(utf8[utf8.index(before: end)]) { end = utf8.index(before: end) }
+        return start < end ? String(value[start..<end]) : nil
     }
 }
 

@@ -1,0 +1,13 @@
+/// The names of Latch's schema migrations, in order. Every store applies migrations with exactly these names
+/// in this order (each in its own SQL dialect), so a deployment can move between backends and a newer schema
+/// is recognised by any of them.
+public enum SchemaMigrations {
+    public static let names = ["0001_core"]
+}
+
+/// The schema cannot be brought up to date: it is newer than this binary, or its applied migrations differ from
+/// ``SchemaMigrations/names``.
+public struct MigrationError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
