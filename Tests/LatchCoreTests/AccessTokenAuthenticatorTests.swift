@@ -1,4 +1,4 @@
-import LatchCore
+@testable import LatchCore
 import LatchJOSE
 import LatchModel
 import LatchTesting
@@ -35,5 +35,37 @@ struct AccessTokenAuthenticatorTests {
         await expectCode(.invalidToken) { _ = try await engines.accessTokens.authenticate(accessToken: tokens.accessToken) }
         engines.clock.advance(by: 3600)
         await expectCode(.invalidToken) { _ = try await engines.accessTokens.authenticate(accessToken: tokens.accessToken) }
+    }
+
+    @Test("A verified token is remembered: still refused once expired or its session revoked; a changed byte is verified afresh")
+    func cache() async throws {
+        let engines = try await Engines.make()
+        try await engines.registerDevice("bob")
+        let challenge = try await engines.nonces.issue(SignInChallengeRequest(username: "bob"))
+        let tokens = try await engines.signIn(
+            assertion: try Assertions.device(username: "bob", keyID: "device-1", nonce: challenge.nonce, now: engines.now).sign(with: TestKeys.p256))
+        let authenticator = engines.accessTokens
+        _ = try await authenticator.authenticate(accessToken: tokens.accessToken)
+        #expect(authenticator.verified?.count == 1)
+        _ = try await authenticator.authenticate(accessToken: tokens.accessToken)
+        #expect(authenticator.verified?.count == 1)
+        // The same claims under a signature one bit off: not the cached string, so verified — and refused.
+        var bytes = Array(tokens.accessToken.utf8)
+        bytes[bytes.count - 2] = bytes[bytes.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        await expectCode(.invalidToken) { _ = try await authenticator.authenticate(accessToken: String(decoding: bytes, as: UTF8.self)) }
+        engines.clock.advance(by: 3600)
+        await expectCode(.invalidToken) { _ = try await authenticator.authenticate(accessToken: tokens.accessToken) }
+    }
+
+    @Test("The cache is bounded: past its capacity the oldest tokens go")
+    func bounded() {
+        let cache = VerifiedTokenCache(capacity: 3)
+        let claims = AccessTokenClaims(
+            issuer: "i", subject: "s", audience: "a", clientID: "c", issuedAt: 0, expiresAt: 1, jwtID: "j", scope: "openid", sessionID: "x", authTime: 0)
+        for index in 0..<10 { cache.insert(claims, for: "t\(index)") }
+        #expect(cache.count == 3)
+        #expect(cache.claims(for: "t9") != nil && cache.claims(for: "t6") == nil)
+        cache.insert(claims, for: "t9")
+        #expect(cache.count == 3 && cache.claims(for: "t7") != nil)
     }
 }

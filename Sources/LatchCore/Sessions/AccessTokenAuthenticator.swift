@@ -17,21 +17,33 @@ public struct AccessTokenAuthenticator: Sendable {
     let issuer: String
     let verifier: AssertionVerifier
     let clock: LatchClock
+    let verified: VerifiedTokenCache?
 
-    public init(store: any SessionStore, keys: SigningKeyRing, issuer: String, clock: LatchClock) {
+    /// - Parameter cacheCapacity: how many verified tokens to remember (see ``VerifiedTokenCache``); 0 verifies
+    ///   every time.
+    public init(store: any SessionStore, keys: SigningKeyRing, issuer: String, clock: LatchClock, cacheCapacity: Int = 8192) {
         self.store = store
         self.keys = keys
         self.issuer = issuer
         self.verifier = AssertionVerifier()
         self.clock = clock
+        self.verified = cacheCapacity > 0 ? VerifiedTokenCache(capacity: cacheCapacity) : nil
     }
 
     /// - Steps 1–4 (``AssertionVerifier``, ``AccessTokenProfile``): a JWS with `typ: at+jwt`, signed by one of
-    ///   our published keys with its algorithm; our `iss`, unexpired, with the claims we write.
+    ///   our published keys with its algorithm; our `iss`, unexpired, with the claims we write. A token verified
+    ///   before is taken from the cache, and only its expiry is checked again.
     /// - Step 5. The session exists, is live, and belongs to `sub`.
     public func authenticate(accessToken: String) async throws -> SignedInCaller {
         let now = clock.seconds()
-        let claims = try await verifier.verify(accessToken, as: AccessTokenProfile(keys: keys, issuer: issuer, now: now)).claims
+        let claims: AccessTokenClaims
+        if let known = verified?.claims(for: accessToken) {
+            guard known.expiresAt > now else { throw LatchError.invalidToken("the access token has expired") }
+            claims = known
+        } else {
+            claims = try await verifier.verify(accessToken, as: AccessTokenProfile(keys: keys, issuer: issuer, now: now)).claims
+            verified?.insert(claims, for: accessToken)
+        }
         // Step 5.
         guard let (session, user) = try await store.sessionWithUser(id: claims.sessionID), session.userID == claims.subject,
             session.isActive(at: now)
