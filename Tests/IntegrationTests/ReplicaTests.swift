@@ -9,15 +9,17 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// PostgreSQL for these tests: the cluster of scripts/with-postgres.sh (skipped without it).
+/// PostgreSQL for these tests: the clusters of scripts/with-postgres.sh (skipped without them).
 enum TestPostgres {
     static let adminURL = ProcessInfo.processInfo.environment["LATCH_TEST_POSTGRES_URL"]
+    /// A cluster of the outage test's own, which it stops and starts (the shared one must keep serving the others).
+    static let outageURL = ProcessInfo.processInfo.environment["LATCH_TEST_OUTAGE_POSTGRES_URL"]
     static let pgctl = ProcessInfo.processInfo.environment["LATCH_TEST_PG_CTL"]
     static var isConfigured: Bool { adminURL != nil }
 
-    /// A new empty database on the test cluster; its URL.
-    static func freshDatabase() async throws -> String {
-        let admin = try #require(adminURL)
+    /// A new empty database on the shared test cluster (or on `cluster`); its URL.
+    static func freshDatabase(on cluster: String? = nil) async throws -> String {
+        let admin = try #require(cluster ?? adminURL)
         let name = "latch_it_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
         let (status, output) = try await run("/usr/bin/env", ["psql", admin, "-q", "-c", "CREATE DATABASE \(name)"])
         guard status == 0 else { throw ProcessFailure("createdb failed: \(output)") }
@@ -142,9 +144,10 @@ struct ReplicaTests {
     @Test("PostgreSQL stops mid-load: 503s (never 500, never a hang); it comes back and Latch recovers; nothing acknowledged is lost")
     func databaseOutage() async throws {
         let pgctl = try #require(TestPostgres.pgctl, "LATCH_TEST_PG_CTL is needed to stop and start the cluster")
+        let cluster = try #require(TestPostgres.outageURL, "LATCH_TEST_OUTAGE_POSTGRES_URL names the cluster this test may stop")
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let database = try await TestPostgres.freshDatabase()
+        let database = try await TestPostgres.freshDatabase(on: cluster)
         // A long grace window: a refresh that committed while its answer was lost (503) can be retried.
         let server = try replica(directory, "a", database: database, extra: ["LATCH_TOKENS_REFRESH_GRACE": "600", "LATCH_DATABASE_TIMEOUT": "1"])
         try await server.waitUntilListening()
