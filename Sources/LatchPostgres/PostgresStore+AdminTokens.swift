@@ -13,10 +13,17 @@ extension PostgresStore: AdminTokenStore {
 
 extension PostgresTransaction: AdminTokenWrites {
     func putAdminToken(_ token: AdminTokenRecord) {
+        // Not `ON CONFLICT (id) DO UPDATE`: replicas starting together put the same token at once, and a
+        // concurrent insert then conflicts on the hash's unique index, which an `ON CONFLICT (id)` does not cover.
+        // Insert unless any key is taken, then replace a different token stored under the id.
         execute(
             try """
             INSERT INTO admin_tokens (id, name, hash, created_at) VALUES (\(token.id), \(token.name), \(token.hash), \(token.createdAt))
-            ON CONFLICT (id) DO UPDATE SET name = excluded.name, hash = excluded.hash, created_at = excluded.created_at
+            ON CONFLICT DO NOTHING
+            """,
+            try """
+            UPDATE admin_tokens SET name = \(token.name), hash = \(token.hash), created_at = \(token.createdAt)
+            WHERE id = \(token.id) AND (hash <> \(token.hash) OR name <> \(token.name))
             """)
     }
 

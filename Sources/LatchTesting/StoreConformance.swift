@@ -355,7 +355,17 @@ public enum StoreConformance {
             #expect(try await store.deleteSigningKeys(retiredBefore: 21) == 1)
             #expect(try await store.signingKeys().map(\.keyID) == ["b"])
         },
-        Check(name: "admin tokens: stored by id, replaced by id, deleted by id") { store, _ in
+        Check(name: "admin tokens: stored by id, replaced by id, deleted by id; replicas putting one token at once all succeed") { store, replica in
+            // Replicas starting together with the same LATCH_ADMIN_TOKEN.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<10 {
+                    group.addTask {
+                        try await pick(index, store, replica).putAdminToken(AdminTokenRecord(id: "env", name: "LATCH_ADMIN_TOKEN", hash: Data([9]), createdAt: 1))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await store.adminTokens().map(\.hash) == [Data([9])])
             try await store.putAdminToken(AdminTokenRecord(id: "env", name: "LATCH_ADMIN_TOKEN", hash: Data([1]), createdAt: 1))
             try await store.putAdminToken(AdminTokenRecord(id: "ci", name: "ci", hash: Data([2]), createdAt: 2))
             try await store.putAdminToken(AdminTokenRecord(id: "env", name: "LATCH_ADMIN_TOKEN", hash: Data([3]), createdAt: 3))
