@@ -4,9 +4,10 @@ import Logging
 
 /// Latch's embedded store: one SQLite file in WAL mode with `synchronous=FULL`.
 ///
-/// Writes go through one writer thread that commits in groups (see `SQLiteExecutor`); reads go to a small
-/// pool of reader threads, each with its connection (see `SQLiteReaderPool`). No SQLite call ever runs on a
-/// thread of Swift's cooperative pool. Every acknowledged write has been flushed to disk.
+/// Writes go through one writer thread that commits in groups (see `SQLiteExecutor`), so no cooperative-pool
+/// thread ever waits for a lock, a commit or an fsync; reads check a connection out of a small pool, waiting
+/// for one asynchronously when all are busy (see `SQLiteReaderPool`). Every acknowledged write has been
+/// flushed to disk.
 public final class SQLiteStore: Sendable {
     let writer: SQLiteExecutor
     let readers: SQLiteReaderPool
@@ -85,8 +86,8 @@ public final class SQLiteStore: Sendable {
         try await unavailableOnSQLiteError("write") { try await writer.run(body) }
     }
 
-    /// Runs a read on a reader's connection, on that reader's thread.
-    func read<T>(_ body: @escaping (SQLiteHandle) throws -> T) async throws -> T {
+    /// Runs a read on a free reader connection (waiting for one asynchronously).
+    func read<T>(_ body: (SQLiteHandle) throws -> T) async throws -> T {
         try await unavailableOnSQLiteError("read") { try await readers.read(body) }
     }
 

@@ -130,4 +130,20 @@ struct SQLiteStoreTests {
         store.close()
         await #expect(throws: StoreUnavailableError.self) { try await store.addClient(Client(id: "x", name: "x", createdAt: 0)) }
     }
+
+    @Test("More concurrent reads than connections wait for one without blocking a thread; reads after close are unavailable")
+    func readerPool() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteStore(path: directory.path + "/one-reader.sqlite", readers: 1)
+        try await StoreConformance.register(store, StoreConformance.user("alice"))
+        // 200 reads through one connection: each waits its turn as a suspended task.
+        let found = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<200 { group.addTask { try await store.user(username: "alice") != nil } }
+            return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+        }
+        #expect(found == 200)
+        store.close()
+        await #expect(throws: StoreUnavailableError.self) { _ = try await store.user(username: "alice") }
+    }
 }

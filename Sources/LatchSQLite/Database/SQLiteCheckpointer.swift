@@ -14,7 +14,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
 
     init(path: String, interval: TimeInterval, logger: Logger) throws {
         // Opened here so a failure reaches the caller; from then on only the thread below touches it.
-        nonisolated(unsafe) let handle = try SQLiteHandle(path: path, create: false)
+        let handle = try SQLiteHandle(path: path, create: false)
         try handle.execute("PRAGMA busy_timeout = 5000;")
         exited.enter()
         let thread = Thread { [self] in

@@ -75,8 +75,9 @@ struct SQLiteError: Error, CustomStringConvertible {
 
 private let SQLITE_TRANSIENT = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-/// A SQLite connection owned by one thread. Not thread-safe: every use happens on its worker's thread.
-final class SQLiteHandle {
+/// A SQLite connection. Not thread-safe: one thread uses it at a time — the writer's thread, the checkpointer's,
+/// or the task that checked it out of the reader pool (which is what makes handing it between threads sound).
+final class SQLiteHandle: @unchecked Sendable {
     private var db: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
 
