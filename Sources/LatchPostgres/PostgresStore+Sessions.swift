@@ -44,6 +44,64 @@ extension PostgresStore: SessionStore {
         }
     }
 
+    /// ``RefreshRotation/decide(_:presented:clientID:now:grace:)`` as **one statement** — one round trip, atomic on
+    /// its own — because the general path (read, decide in Swift, compare-and-set) measured ~15 % slower on the
+    /// hottest endpoint. `current` locks the row (`FOR UPDATE`: a concurrent rotation of the family waits, then
+    /// re-reads the committed row), `decision` is the rule's steps 1–4 in SQL, `changed` writes what it says, and
+    /// the final SELECT answers the outcome with the session as it now is and its user. The conformance suite
+    /// checks this statement against `RefreshRotation.decide` on 300 random states, so the two cannot drift.
+    static let rotationStatement = """
+        WITH current AS (
+            SELECT * FROM sessions WHERE id = $1 FOR UPDATE
+        ), decision AS (
+            SELECT c.id, CASE
+                WHEN c.revoked_at IS NOT NULL OR c.expires_at <= $2 THEN 'inactive'
+                WHEN c.client_id <> $3 THEN 'wrongClient'
+                WHEN $4 > c.generation THEN 'unknown'
+                WHEN $4 = c.generation THEN 'rotated'
+                WHEN $4 = c.retry_generation AND $2 - c.rotated_at <= $5 THEN 'reissued'
+                ELSE 'reuseDetected' END AS outcome
+            FROM current c
+        ), changed AS (
+            UPDATE sessions t SET
+                generation = CASE WHEN d.outcome IN ('rotated', 'reissued') THEN t.generation + 1 ELSE t.generation END,
+                retry_generation = CASE WHEN d.outcome = 'rotated' THEN $4 ELSE t.retry_generation END,
+                rotated_at = CASE WHEN d.outcome = 'rotated' THEN $2 ELSE t.rotated_at END,
+                revoked_at = CASE WHEN d.outcome = 'reuseDetected' THEN $2 ELSE t.revoked_at END,
+                purge_at = CASE WHEN d.outcome = 'reuseDetected' THEN LEAST(t.purge_at, $2 + 86400) ELSE t.purge_at END
+            FROM decision d WHERE t.id = d.id AND d.outcome IN ('rotated', 'reissued', 'reuseDetected')
+            RETURNING t.*
+        )
+        SELECT d.outcome, s.id, s.user_id, s.client_id, s.auth_time, s.amr, s.scope, s.created_at, s.expires_at, s.revoked_at,
+               s.generation, s.retry_generation, s.rotated_at,
+               u.id, u.username, u.kind, u.issuer, u.subject, u.claims, u.created_at
+        FROM decision d
+        JOIN LATERAL (SELECT * FROM changed UNION ALL SELECT * FROM current WHERE NOT EXISTS (SELECT 1 FROM changed)) s ON true
+        JOIN users u ON u.id = s.user_id
+        """
+
+    public func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, now: Int64, grace: Int64) async throws
+        -> (RefreshRotation.Outcome, Session, User)?
+    {
+        let row = try await query("rotateRefreshToken") { client in
+            var statement = PostgresQuery(unsafeSQL: Self.rotationStatement)
+            statement.binds.append(sessionID)
+            statement.binds.append(now)
+            statement.binds.append(clientID)
+            statement.binds.append(presented)
+            statement.binds.append(grace)
+            return try await client.query(statement).first(
+                (String, String, String, String, Int64, String, String, Int64, Int64, Int64?, Int64, Int64?, Int64?,
+                 String, String, String, String?, String?, String, Int64).self)
+        }
+        guard let row else { return nil }
+        guard let outcome = RefreshRotation.Outcome(rawValue: row.0) else {
+            throw StoreUnavailableError("the rotation statement answered an unknown outcome \(row.0)")
+        }
+        let session = Self.session((row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11, row.12))
+        return (outcome, session, try Self.user((row.13, row.14, row.15, row.16, row.17, row.18, row.19)))
+    }
+
     /// Optimistic attempts before ``updateSession(id:_:)`` takes the row's lock.
     static let optimisticAttempts = 3
 

@@ -77,16 +77,13 @@ public enum StoreConformance {
         }
     }
 
-    /// Presents generation `n` of `sid` through ``RefreshRotation``: the outcome and the new generation.
+    /// Presents generation `n` of `sid` through the store's rotation primitive: the outcome and the new generation.
     public static func refresh(_ store: any LatchStore, _ sid: String, _ n: Int64, now: Int64, client: String = "app") async throws
         -> (RefreshRotation.Outcome?, Int64?)
     {
-        let result = try await store.updateSession(id: sid) { session, _ in
-            let update = RefreshRotation.decide(session, presented: n, clientID: client, now: now, grace: 10)
-            return SessionUpdate(session: update.session, result: (update.result, update.session?.generation))
-        }
-        guard let (outcome, generation) = result else { return (nil, nil) }
-        return (outcome, outcome == .rotated || outcome == .reissued ? generation : nil)
+        guard let (outcome, session, _) = try await store.rotateRefreshToken(sessionID: sid, presented: n, clientID: client, now: now, grace: 10)
+        else { return (nil, nil) }
+        return (outcome, outcome == .rotated || outcome == .reissued ? session.generation : nil)
     }
 
     /// Handle `index` of the pair, alternating, so concurrent tasks split across both.
@@ -163,7 +160,7 @@ public enum StoreConformance {
             #expect(try await replica.user(id: winner.userID) != nil)
             #expect(try await store.users(after: nil, limit: 100).count == 2)
         },
-        Check(name: "sessions: updateSession applies the core's rotation rule to 300 random states exactly as RefreshRotation.decide says") { store, _ in
+        Check(name: "sessions: updateSession, and the store's rotateRefreshToken, apply the rotation rule to 300 random states as RefreshRotation.decide says") { store, _ in
             let alice = user("alice")
             try await register(store, alice)
             var random = SplitMix(seed: 0x5E55_1011)
@@ -177,8 +174,12 @@ public enum StoreConformance {
                     rotatedAt: retry == nil ? nil : Int64.random(in: 995...1010, using: &random))
                 #expect(try await start(store, state) == nil)
                 #expect(try await store.session(id: state.id) == state, "insertSession keeps every field")
-                let presented = Int64.random(in: 0...5, using: &random)
-                let now = Int64.random(in: 1000...1025, using: &random)
+                // Mostly the rule's boundaries: the live or retry generation, one past the live one; the last second
+                // of the grace window and the first after it; the family's last second and its expiry.
+                let presented = [generation, retry ?? 0, generation + 1, Int64.random(in: 0...5, using: &random)].randomElement(using: &random)!
+                let rotatedAt = state.rotatedAt ?? 1000
+                let now = [rotatedAt + 10, rotatedAt + 11, rotatedAt + 9, state.expiresAt - 1, state.expiresAt, Int64.random(in: 1000...1025, using: &random)]
+                    .randomElement(using: &random)!
                 let expected = RefreshRotation.decide(state, presented: presented, clientID: "app", now: now, grace: 10)
                 let outcome = try await store.updateSession(id: state.id) { session, user in
                     #expect(session == state && user.id == alice.id)
@@ -186,7 +187,17 @@ public enum StoreConformance {
                 }
                 #expect(outcome == expected.result, "state \(state), presented \(presented), now \(now)")
                 #expect(try await store.session(id: state.id) == (expected.session ?? state), "state \(state), presented \(presented), now \(now)")
+                // The same state again under another id, through the store's rotation primitive.
+                var twin = state
+                twin.id = "r\(index)"
+                #expect(try await start(store, twin) == nil)
+                let rotated = try #require(try await store.rotateRefreshToken(sessionID: twin.id, presented: presented, clientID: "app", now: now, grace: 10))
+                var expectedTwin = expected.session ?? state
+                expectedTwin.id = twin.id
+                #expect(rotated.0 == expected.result && rotated.1 == expectedTwin && rotated.2.id == alice.id, "rotateRefreshToken on \(state), presented \(presented), now \(now)")
+                #expect(try await store.session(id: twin.id) == expectedTwin)
             }
+            #expect(try await store.rotateRefreshToken(sessionID: "nope", presented: 0, clientID: "app", now: 1000, grace: 10) == nil)
             #expect(try await store.updateSession(id: "nope") { _, _ in SessionUpdate(session: nil, result: 1) } == nil)
         },
         Check(name: "rotation: live rotates; retry within grace reissues; a dead successor is reuse and the revocation commits") { store, _ in

@@ -73,6 +73,26 @@ public protocol SessionStore: Sendable {
     func updateSession<Result: Sendable>(
         id: String, _ decide: @escaping @Sendable (Session, User) -> SessionUpdate<Result>
     ) async throws -> Result?
+
+    /// ``updateSession(id:_:)`` with ``RefreshRotation/decide(_:presented:clientID:now:grace:)``: the outcome, the
+    /// session as it now is, and its user; nil when there is no such session.
+    ///
+    /// The default runs exactly that. A store may answer with a single statement of its own where that was
+    /// measured to matter (PostgreSQL: one round trip instead of two); the conformance suite checks every store's
+    /// answer against `RefreshRotation.decide` on random states.
+    func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, now: Int64, grace: Int64) async throws
+        -> (RefreshRotation.Outcome, Session, User)?
+}
+
+extension SessionStore {
+    public func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, now: Int64, grace: Int64) async throws
+        -> (RefreshRotation.Outcome, Session, User)?
+    {
+        try await updateSession(id: sessionID) { session, user in
+            let update = RefreshRotation.decide(session, presented: presented, clientID: clientID, now: now, grace: grace)
+            return SessionUpdate(session: update.session, result: (update.result, update.session ?? session, user))
+        }
+    }
 }
 
 /// Writing sessions inside a unit of work.

@@ -31,12 +31,8 @@ public struct RefreshTokenGrant: TokenGrant {
             throw LatchError.invalidGrant("the refresh token is invalid")
         }
         let now = clock.seconds()
-        let clientID = request.client.id
-        let grace = tokens.refreshGrace
-        let decided = try await store.updateSession(id: sessionID) { session, user in
-            let update = RefreshRotation.decide(session, presented: generation, clientID: clientID, now: now, grace: grace)
-            return SessionUpdate(session: update.session, result: (update.result, update.session ?? session, user))
-        }
+        let decided = try await store.rotateRefreshToken(
+            sessionID: sessionID, presented: generation, clientID: request.client.id, now: now, grace: tokens.refreshGrace)
         guard let (outcome, session, user) = decided else { throw LatchError.invalidGrant("the refresh token is invalid") }
         switch outcome {
         case .rotated, .reissued:
