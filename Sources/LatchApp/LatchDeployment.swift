@@ -67,7 +67,7 @@ public struct LatchDeployment: Sendable {
             tokens: TokenEndpoint(grants: grants, clients: clients),
             revocation: TokenRevocation(store: store, refreshTokens: refreshTokens, accessTokens: accessTokens, clock: clock, logger: logger),
             accessTokens: accessTokens,
-            sessions: SessionService(store: store, sensitiveMaxAge: configuration.sensitiveMaxAge, clock: clock, logger: logger),
+            sessions: SessionService(store: store, sensitiveMaxAge: configuration.sensitiveMaxAge, clock: clock, random: random, logger: logger),
             registration: RegistrationService(
                 store: store, proofs: proofs, disabled: disabled, assertions: assertions, clock: clock, random: random, logger: logger),
             nonces: SignInNonces(store: store, settings: assertions, clock: clock, random: random),

@@ -58,6 +58,17 @@ enum PostgresMigrations {
                 "CREATE TABLE admin_tokens (id TEXT PRIMARY KEY, name TEXT NOT NULL, hash BYTEA NOT NULL UNIQUE, created_at BIGINT NOT NULL)",
             ]
         ),
+        (
+            "0002_events",
+            [
+                """
+                CREATE TABLE events (
+                    id TEXT PRIMARY KEY, at BIGINT NOT NULL, kind TEXT NOT NULL, actor TEXT NOT NULL, user_id TEXT, session_id TEXT,
+                    detail TEXT)
+                """,
+                "CREATE INDEX events_user ON events (user_id)",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

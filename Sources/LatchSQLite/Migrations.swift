@@ -120,6 +120,22 @@ enum Migrations {
                     created_at INTEGER NOT NULL
                 ) STRICT, WITHOUT ROWID;
                 """),
+        Migration(
+            name: "0002_events",
+            sql: """
+                -- Security events, written in the unit of work of the change they record. No foreign key: an event
+                -- outlives the user it names.
+                CREATE TABLE events (
+                    id TEXT PRIMARY KEY,
+                    at INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    actor TEXT NOT NULL,
+                    user_id TEXT,
+                    session_id TEXT,
+                    detail TEXT
+                ) STRICT, WITHOUT ROWID;
+                CREATE INDEX events_user ON events (user_id);
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

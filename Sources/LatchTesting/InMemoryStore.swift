@@ -22,6 +22,7 @@ public final class InMemoryStore: LatchStore {
         var clients: [String: Client] = [:]
         var signingKeys: [String: SigningKeyRecord] = [:]
         var adminTokens: [String: AdminTokenRecord] = [:]
+        var events: [String: SecurityEvent] = [:]
     }
 
     struct DeviceKeyID: Hashable {
@@ -54,13 +55,14 @@ public final class InMemoryStore: LatchStore {
             case .nonces: state.nonces.count
             case .usedJTIs: state.usedJTIs.count
             case .sessions: state.sessions.count
+            case .events: state.events.count
             }
         }
     }
 
     /// The tables ``count(_:)`` can count.
     public enum Table: CaseIterable, Sendable {
-        case users, deviceKeys, registrations, nonces, usedJTIs, sessions
+        case users, deviceKeys, registrations, nonces, usedJTIs, sessions, events
     }
 
     // MARK: Unit of work
@@ -305,6 +307,13 @@ public final class InMemoryStore: LatchStore {
             apply { state in state.adminTokens.removeValue(forKey: id) == nil ? refusal : nil }
         }
 
+        func record(_ event: SecurityEvent) {
+            apply { state in
+                state.events[event.id] = event
+                return nil
+            }
+        }
+
         func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int> {
             let result = WriteResult(0)
             apply { state in
@@ -386,6 +395,10 @@ public final class InMemoryStore: LatchStore {
 
     public func signingKeys() async throws -> [SigningKeyRecord] {
         state.withLock { state in state.signingKeys.values.sorted { ($0.createdAt, $0.keyID) < ($1.createdAt, $1.keyID) } }
+    }
+
+    public func events(after cursor: String?, limit: Int) async throws -> [SecurityEvent] {
+        state.withLock { state in Array(state.events.values.filter { $0.id > (cursor ?? "") }.sorted { $0.id < $1.id }.prefix(limit)) }
     }
 
     public func adminTokens() async throws -> [AdminTokenRecord] {

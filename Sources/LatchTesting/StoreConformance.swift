@@ -385,6 +385,22 @@ public enum StoreConformance {
             #expect(try await store.deleteAdminToken(id: "ci") == false)
             #expect(try await store.adminTokens().map(\.id) == ["env"])
         },
+        Check(name: "events: recorded with their unit of work, dropped with a refused one, listed by id from a cursor") { store, replica in
+            @Sendable func event(_ id: String, user: String? = "u-alice") -> SecurityEvent {
+                SecurityEvent(id: id, at: 5, kind: .userDeleted, actor: "admin", userID: user, sessionID: nil, detail: "why")
+            }
+            try await store.write { $0.record(event("e1")) }
+            await #expect(throws: Refusal.missing) {
+                try await store.write { transaction in
+                    transaction.record(event("e2"))
+                    transaction.deleteUser(id: "nobody", ifMissing: Refusal.missing)
+                }
+            }
+            try await replica.write { $0.record(event("e3", user: nil)) }
+            #expect(try await store.events(after: nil, limit: 10) == [event("e1"), event("e3", user: nil)])
+            #expect(try await replica.events(after: "e1", limit: 10).map(\.id) == ["e3"])
+            #expect(try await store.events(after: nil, limit: 1).map(\.id) == ["e1"])
+        },
         Check(name: "users page by id; custom claims round-trip") { store, _ in
             for name in ["c", "a", "e", "b", "d"] { try await register(store, user(name)) }
             let first = try await store.users(after: nil, limit: 2)

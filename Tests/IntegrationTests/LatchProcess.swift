@@ -1,5 +1,6 @@
 import Foundation
 import LatchServer
+import LatchTesting
 import Testing
 
 #if canImport(Glibc)
@@ -30,8 +31,8 @@ struct ProcessFailure: Error, CustomStringConvertible {
 func freePort() throws -> Int { try LoopbackPort.free() }
 
 /// A `latch serve` child process on loopback.
-final class LatchServer: @unchecked Sendable {
-    let process = Process()
+final class LatchServer: Sendable {
+    let process: ChildProcess
     let port: Int
     let output: URL
     var base: String { "http://127.0.0.1:\(port)" }
@@ -39,21 +40,16 @@ final class LatchServer: @unchecked Sendable {
     init(dataDirectory: String, port: Int, environment: [String: String] = [:]) throws {
         self.port = port
         output = URL(fileURLWithPath: dataDirectory + "-\(port).log")
-        _ = FileManager.default.createFile(atPath: output.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: output)
-        process.executableURL = try latchExecutable()
-        process.arguments = ["serve", "--port", "\(port)", "--data-dir", dataDirectory]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        process.standardOutput = handle
-        process.standardError = handle
-        try process.run()
+        process = try ChildProcess(
+            executable: try latchExecutable().path, arguments: ["serve", "--port", "\(port)", "--data-dir", dataDirectory],
+            environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, outputPath: output.path)
     }
 
     /// Waits (at most `timeout` seconds) for the "listening" line.
     func waitUntilListening(timeout: Double = 30) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if let log = try? String(contentsOf: output, encoding: .utf8), log.contains("latch listening on") { return }
+            if log.contains("latch listening on") { return }
             guard process.isRunning else { throw ProcessFailure("latch exited: \(log)") }
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -63,53 +59,24 @@ final class LatchServer: @unchecked Sendable {
     var log: String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
 
     /// SIGKILL: no chance to flush anything.
-    func kill9() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    func kill9() async {
+        process.signal(SIGKILL)
+        _ = await process.waitForExit(timeout: 10)
     }
 
     /// SIGTERM, then waits (bounded) for the exit status.
     func terminate(timeout: Double = 15) async throws -> Int32 {
-        process.terminate()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning {
-            guard Date() < deadline else {
-                kill9()
-                throw ProcessFailure("latch did not stop within \(timeout) s after SIGTERM")
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        process.signal(SIGTERM)
+        guard let status = await process.waitForExit(timeout: timeout) else {
+            await kill9()
+            throw ProcessFailure("latch did not stop within \(timeout) s after SIGTERM")
         }
-        return process.terminationStatus
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        return status
     }
 }
 
 /// Runs a command to completion (bounded), returning exit status and combined output.
 func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 120) async throws -> (Int32, String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    // Output goes to a file, so a chatty child can never block on a full pipe.
-    let log = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("latch-run-\(UUID().uuidString).log")
-    _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: log) }
-    let handle = try FileHandle(forWritingTo: log)
-    process.standardOutput = handle
-    process.standardError = handle
-    try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning {
-        guard Date() < deadline else {
-            process.terminate()
-            let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            throw ProcessFailure("\(executable) \(arguments) timed out; output so far: \(output.suffix(2000))")
-        }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-    try handle.close()
-    return (process.terminationStatus, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+    try await ChildProcess.run(
+        executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, timeout: timeout)
 }

@@ -56,7 +56,7 @@ struct LiveServerTests {
         let jwksBefore = try await http("GET", first.base + "/.well-known/jwks.json").1
 
         // 3. Crash.
-        first.kill9()
+        await first.kill9()
         let second = try LatchServer(dataDirectory: data, port: port, environment: ["LATCH_ADMIN_TOKEN": Self.adminToken])
         try await second.waitUntilListening()
         let userID = try String(contentsOfFile: work + "/user_id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)

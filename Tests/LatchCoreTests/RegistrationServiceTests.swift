@@ -98,4 +98,22 @@ struct RegistrationServiceTests {
         #expect(Set(hashes).count == 3)
         #expect(RegistrationService.Idempotency.sameProof(hashes[0], RegistrationService.Idempotency.proofHash(base)))
     }
+
+    @Test("A registration records user.registered in its unit of work; a refused one records nothing; de-registration records user.deleted")
+    func events() async throws {
+        let engines = try await Engines.make()
+        try await engines.addIssuer()
+        let created = try await engines.registration().register(RegistrationRequest(challengeType: .fsso, answer: try engines.federated()))
+        await expectCode(.alreadyRegistered) {
+            _ = try await engines.registration().register(RegistrationRequest(challengeType: .fsso, answer: try engines.federated()))
+        }
+        let events = try await engines.store.events(after: nil, limit: 10)
+        #expect(events.map(\.kind) == [.userRegistered])
+        #expect(events.first?.userID == created.userId && events.first?.detail == "FSSO" && events.first?.actor == "user")
+        let tokens = try await engines.signIn(assertion: try engines.federated())
+        let caller = try await engines.accessTokens.authenticate(accessToken: tokens.accessToken)
+        try await SessionService(store: engines.store, sensitiveMaxAge: 300, clock: engines.clock.clock, random: engines.random).deregister(caller)
+        #expect(try await engines.store.events(after: nil, limit: 10).map(\.kind) == [.userRegistered, .userDeleted])
+        #expect(try await engines.store.user(id: created.userId) == nil)
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import LatchModel
+import LatchTesting
 import Testing
 
 @Suite("OpenAPI document")
@@ -26,16 +27,9 @@ struct OpenAPITests {
     @Test("docs/openapi.json is a valid OpenAPI 3.1 document (when openapi-spec-validator is installed)")
     func validates() async throws {
         let script = "import json,sys\ntry:\n from openapi_spec_validator import validate\nexcept ImportError:\n print('skip'); sys.exit(0)\nvalidate(json.load(open(sys.argv[1]))); print('valid')"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, Self.root.appendingPathComponent("docs/openapi.json").path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        process.waitUntilExit()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        #expect(process.terminationStatus == 0, "\(output)")
+        let (status, output) = try await ChildProcess.run(
+            "/usr/bin/env", ["python3", "-c", script, Self.root.appendingPathComponent("docs/openapi.json").path])
+        #expect(status == 0, "\(output)")
         #expect(output.contains("valid") || output.contains("skip"))
     }
 }

@@ -15,13 +15,15 @@ extension AdminService {
     }
 
     public func deleteUser(id: String) async throws {
-        guard try await store.deleteUser(id: id) else { throw LatchError.notFound("no such user") }
+        let event = SecurityEvent.now(.userDeleted, actor: "admin", userID: id, clock: clock, random: random)
+        guard try await store.deleteUser(id: id, recording: event) else { throw LatchError.notFound("no such user") }
         logger.info("user deleted by admin", metadata: ["user": "\(id)"])
     }
 
     public func revokeSessions(userID: String) async throws -> SessionsRevoked {
         guard try await store.user(id: userID) != nil else { throw LatchError.notFound("no such user") }
-        return SessionsRevoked(revoked: try await store.revokeSessions(userID: userID, at: clock.seconds()))
+        let event = SecurityEvent.now(.sessionsRevoked, actor: "admin", userID: userID, clock: clock, random: random)
+        return SessionsRevoked(revoked: try await store.revokeSessions(userID: userID, at: clock.seconds(), recording: event))
     }
 
     static func view(_ user: User) -> AdminUser {

@@ -49,7 +49,7 @@ public struct RegistrationService: Sendable {
     /// - Step 3. A known `registrationId` answers from its record, before the single-use proof is spent again.
     /// - Step 4. The proof verifies and says who to create.
     /// - Step 5. One unit of work: the id is still free, the identity is free, the proof's single-use value is
-    ///   spent, the user, device key and record are written. A refusal writes nothing.
+    ///   spent, the user, device key, record and a `user.registered` event are written. A refusal writes nothing.
     public func register(_ request: RegistrationRequest) async throws -> RegistrationResponse {
         // Step 1.
         guard let proof = proofs[request.challengeType] else {
@@ -81,8 +81,13 @@ public struct RegistrationService: Sendable {
         let deviceKey = verified.deviceKey.map { DeviceKey(userID: user.id, keyID: $0.keyID, key: $0.key, createdAt: now) }
         let record = request.registrationId.map { RegistrationRecord(id: $0, userID: user.id, proofHash: proofHash, createdAt: now) }
         // Step 5.
+        let event = SecurityEvent.now(
+            .userRegistered, actor: "user", userID: user.id, detail: request.challengeType.rawValue, clock: clock, random: random)
         do {
-            try await store.write { Self.create(user, deviceKey: deviceKey, record: record, consuming: verified.consumes, on: $0) }
+            try await store.write {
+                Self.create(user, deviceKey: deviceKey, record: record, consuming: verified.consumes, on: $0)
+                $0.record(event)
+            }
         } catch let refusal as Refusal {
             // A concurrent twin (same id, same proof) may have won any of the unique keys: its record decides.
             if refusal != .replayed, let id = record?.id, let existing = try await store.registration(id: id) {

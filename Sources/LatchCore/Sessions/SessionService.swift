@@ -13,12 +13,16 @@ public struct SessionService: Sendable {
     let store: any UnitOfWork
     let sensitiveMaxAge: Int64
     let clock: LatchClock
+    let random: RandomSource
     let logger: Logger
 
-    public init(store: any UnitOfWork, sensitiveMaxAge: Int64, clock: LatchClock, logger: Logger = Logger(label: "latch.sessions")) {
+    public init(
+        store: any UnitOfWork, sensitiveMaxAge: Int64, clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.sessions")
+    ) {
         self.store = store
         self.sensitiveMaxAge = sensitiveMaxAge
         self.clock = clock
+        self.random = random
         self.logger = logger
     }
 
@@ -40,7 +44,9 @@ public struct SessionService: Sendable {
 
     /// Revokes every session of the caller's user, on every device.
     public func globalSignOut(_ caller: SignedInCaller) async throws -> Int {
-        let count = try await store.revokeSessions(userID: caller.user.id, at: clock.seconds())
+        let count = try await store.revokeSessions(
+            userID: caller.user.id, at: clock.seconds(),
+            recording: .now(.sessionsRevoked, actor: "user", userID: caller.user.id, sessionID: caller.session.id, clock: clock, random: random))
         logger.info("global sign-out", metadata: ["user": "\(caller.user.id)", "sessions": "\(count)"])
         return count
     }
@@ -48,7 +54,8 @@ public struct SessionService: Sendable {
     /// De-registration: deletes the user and everything that belongs to them. Needs a recent sign-in.
     public func deregister(_ caller: SignedInCaller) async throws {
         try requireRecentAuthentication(caller)
-        _ = try await store.deleteUser(id: caller.user.id)
+        _ = try await store.deleteUser(
+            id: caller.user.id, recording: .now(.userDeleted, actor: "user", userID: caller.user.id, clock: clock, random: random))
         logger.info("user de-registered", metadata: ["user": "\(caller.user.id)"])
     }
 }

@@ -112,9 +112,13 @@ extension UnitOfWork {
         try await count { $0.revokeSession(id: id, at: now) } > 0
     }
 
-    /// Revokes every live session of a user; returns how many.
+    /// Revokes every live session of a user, recording `event` with it when given; returns how many.
     @discardableResult
-    public func revokeSessions(userID: String, at now: Int64) async throws -> Int {
-        try await count { $0.revokeSessions(userID: userID, at: now) }
+    public func revokeSessions(userID: String, at now: Int64, recording event: SecurityEvent? = nil) async throws -> Int {
+        try await count { transaction in
+            let revoked = transaction.revokeSessions(userID: userID, at: now)
+            if let event { transaction.record(event) }
+            return revoked
+        }
     }
 }

@@ -83,8 +83,12 @@ public protocol UserWrites {
 }
 
 extension UnitOfWork {
-    /// Deletes a user and everything that belongs to them; `false` when there was no such user.
-    public func deleteUser(id: String) async throws -> Bool {
-        try await succeeds { $0.deleteUser(id: id, ifMissing: $1) }
+    /// Deletes a user and everything that belongs to them, recording `event` with it when given; `false` when there
+    /// was no such user.
+    public func deleteUser(id: String, recording event: SecurityEvent? = nil) async throws -> Bool {
+        try await succeeds { transaction, refusal in
+            transaction.deleteUser(id: id, ifMissing: refusal)
+            if let event { transaction.record(event) }
+        }
     }
 }

@@ -1,0 +1,59 @@
+/// A security event: written in the same unit of work as the change it records, so the record exists exactly
+/// when the change does. The coming audit log reads these.
+public struct SecurityEvent: Sendable, Hashable {
+    /// What happened, as a stable dotted name.
+    public struct Kind: RawRepresentable, Sendable, Hashable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// A user was registered.
+        public static let userRegistered = Kind(rawValue: "user.registered")
+        /// A user de-registered themselves, or an admin deleted them.
+        public static let userDeleted = Kind(rawValue: "user.deleted")
+        /// Every session of a user was revoked (global sign-out, or an admin).
+        public static let sessionsRevoked = Kind(rawValue: "user.sessions_revoked")
+    }
+
+    /// Time-ordered: ids of events recorded close in time sort together.
+    public var id: String
+    public var at: Int64
+    public var kind: Kind
+    /// Who acted: `user`, `admin`, or `system`.
+    public var actor: String
+    public var userID: String?
+    public var sessionID: String?
+    /// A few words of context (a proof type, a count); never a secret.
+    public var detail: String?
+
+    public init(id: String, at: Int64, kind: Kind, actor: String, userID: String? = nil, sessionID: String? = nil, detail: String? = nil) {
+        self.id = id
+        self.at = at
+        self.kind = kind
+        self.actor = actor
+        self.userID = userID
+        self.sessionID = sessionID
+        self.detail = detail
+    }
+}
+
+/// Reading security events.
+public protocol EventStore: Sendable {
+    /// Events ordered by id, starting after `cursor`.
+    func events(after cursor: String?, limit: Int) async throws -> [SecurityEvent]
+}
+
+/// Recording security events inside a unit of work: any unit can record one, and it commits or rolls back with it.
+public protocol EventWrites {
+    func record(_ event: SecurityEvent)
+}
+
+extension SecurityEvent {
+    /// An event happening now, with a fresh time-ordered id.
+    static func now(
+        _ kind: Kind, actor: String, userID: String?, sessionID: String? = nil, detail: String? = nil, clock: LatchClock, random: RandomSource
+    ) -> SecurityEvent {
+        SecurityEvent(
+            id: random.timeOrderedID(now: clock.now()), at: clock.seconds(), kind: kind, actor: actor, userID: userID, sessionID: sessionID,
+            detail: detail)
+    }
+}
