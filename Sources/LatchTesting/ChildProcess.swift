@@ -15,8 +15,7 @@ import Darwin
 /// processes in parallel met it about one run in five.
 ///
 /// The child gets the given environment, stdin from `/dev/null`, stdout and stderr written to `outputPath` (from
-/// its start),
-/// and none of the parent's other descriptors (where the C library can close them: glibc 2.34+).
+/// its start), and none of the parent's other descriptors (where the C library can close them: glibc 2.34+).
 public final class ChildProcess: Sendable {
     public let pid: pid_t
     private let status = Mutex<Int32?>(nil)
