@@ -39,6 +39,25 @@ extension SQLiteStore: SessionStore {
         }
     }
 
+    /// ``updateSession(id:_:)`` with the rotation rule, written out for concrete types: the hottest write,
+    /// without the generic closure's overhead.
+    public func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, now: Int64, grace: Int64) async throws
+        -> (RefreshRotation.Outcome, Session, User)?
+    {
+        try await job { db -> (RefreshRotation.Outcome, Session, User)? in
+            guard let row = try db.row(Self.sessionAndUser, [.text(sessionID)]) else { return nil }
+            let session = Self.decodeSession(row)
+            let update = RefreshRotation.decide(session, presented: presented, clientID: clientID, now: now, grace: grace)
+            if let next = update.session { try Self.writeState(next, id: sessionID, on: db) }
+            return (update.result, update.session ?? session, try Self.decodeUser(row, offset: 12))
+        }
+    }
+
+    /// Writes the mutable state of `session` to the row `id`.
+    static func writeState(_ session: Session, id: String, on db: SQLiteHandle) throws {
+        try db.run(updateState, [.int(session.generation), session.retryGeneration.sql, session.rotatedAt.sql, session.revokedAt.sql, .text(id)])
+    }
+
     /// One job of the writer: read, decide, write. The writer runs one job at a time, so the job is the lock.
     public func updateSession<Result: Sendable>(
         id: String, _ decide: @escaping @Sendable (Session, User) -> SessionUpdate<Result>
@@ -46,11 +65,7 @@ extension SQLiteStore: SessionStore {
         try await job { db in
             guard let row = try db.row(Self.sessionAndUser, [.text(id)]) else { return nil }
             let update = decide(Self.decodeSession(row), try Self.decodeUser(row, offset: 12))
-            if let session = update.session {
-                try db.run(
-                    Self.updateState,
-                    [.int(session.generation), session.retryGeneration.sql, session.rotatedAt.sql, session.revokedAt.sql, .text(id)])
-            }
+            if let next = update.session { try Self.writeState(next, id: id, on: db) }
             return update.result
         }
     }
