@@ -19,10 +19,8 @@ public struct RegistrationService: Sendable {
     let random: RandomSource
     let logger: Logger
 
-    /// - Parameters:
-    ///   - proofs: the proof types this deployment accepts.
-    ///   - disabled: proof types this deployment knows but has switched off (`challenge_type_disabled`, where an
-    ///     unknown type is `unsupported_challenge_type`).
+    /// `proofs` are the proof types this deployment accepts; `disabled` the ones it knows but has switched off
+    /// (`challenge_type_disabled`, where an unknown type is `unsupported_challenge_type`).
     public init(
         store: any Store, proofs: [any RegistrationProof], disabled: Set<ChallengeType>, assertions: AssertionSettings,
         clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.registration")

@@ -19,8 +19,8 @@ public struct AccessTokenAuthenticator: Sendable {
     let clock: LatchClock
     let verified: VerifiedTokenCache?
 
-    /// - Parameter cacheCapacity: how many verified tokens to remember (see ``VerifiedTokenCache``); 0 verifies
-    ///   every time.
+    /// `cacheCapacity` is how many verified tokens to remember (with their claims, until they expire); 0 verifies
+    /// every token every time.
     public init(store: any SessionStore, keys: SigningKeyRing, issuer: String, clock: LatchClock, cacheCapacity: Int = 8192) {
         self.store = store
         self.keys = keys
@@ -30,7 +30,7 @@ public struct AccessTokenAuthenticator: Sendable {
         self.verified = cacheCapacity > 0 ? VerifiedTokenCache(capacity: cacheCapacity) : nil
     }
 
-    /// - Steps 1–4 (``AssertionVerifier``, ``AccessTokenProfile``): a JWS with `typ: at+jwt`, signed by one of
+    /// - Steps 1–4 (``AssertionVerifier`` with the access-token profile): a JWS with `typ: at+jwt`, signed by one of
     ///   our published keys with its algorithm; our `iss`, unexpired, with the claims we write. A token verified
     ///   before is taken from the cache, and only its expiry is checked again.
     /// - Step 5. The session exists, is live, and belongs to `sub`.
