@@ -7,7 +7,7 @@ import Testing
 
 @Suite("Registration")
 struct RegistrationServiceTests {
-    @Test("registrationId is an idempotency key: same proof → same user; another proof → registration_conflict")
+    @Test("registrationId is an idempotency key: same proof → same user; another identity → registration_conflict")
     func idempotency() async throws {
         let engines = try await Engines.make()
         try await engines.addIssuer()
@@ -16,9 +16,42 @@ struct RegistrationServiceTests {
         let again = try await engines.registration().register(request)
         #expect(again == first)
         await expectCode(.registrationConflict) {
-            _ = try await engines.registration().register(RegistrationRequest(challengeType: .fsso, answer: try engines.federated(), registrationId: "reg-1"))
+            _ = try await engines.registration().register(RegistrationRequest(challengeType: .fsso, answer: try engines.federated("bob"), registrationId: "reg-1"))
         }
         #expect(engines.store.count(.users) == 1 && engines.store.count(.registrations) == 1)
+    }
+
+    @Test("A retry with a freshly minted token for the same identity answers the same user; the new token is spent by it")
+    func retryWithFreshToken() async throws {
+        let engines = try await Engines.make()
+        try await engines.addIssuer()
+        let first = try await engines.registration().register(RegistrationRequest(challengeType: .fsso, answer: try engines.federated(), registrationId: "reg-1"))
+        let fresh = RegistrationRequest(challengeType: .fsso, answer: try engines.federated(jti: "fresh"), registrationId: "reg-1")
+        #expect(try await engines.registration().register(fresh) == first)
+        #expect(engines.store.count(.users) == 1)
+        // The fresh token was spent by the retry: the same request again is a replay.
+        await expectCode(.invalidProof) { _ = try await engines.registration().register(fresh) }
+        // A forged token for the same identity is still refused before the identity is compared.
+        let forged = try Assertions.federated(issuer: "acme", keyID: "k1", subject: "alice", now: engines.now).sign(with: TestKeys.rsa2)
+        await expectCode(.invalidProof) {
+            _ = try await engines.registration().register(RegistrationRequest(challengeType: .fsso, answer: forged, registrationId: "reg-1"))
+        }
+    }
+
+    @Test("Device proofs: a retry with a new test token (new sub) and the same public key is the same user; another key is a conflict")
+    func retryDeviceKey() async throws {
+        let engines = try await Engines.make()
+        let first = try await engines.registerDevice("bob-1", registrationID: "reg-d")
+        // The SDK's test provider mints `<name>-<uuid>` per call: the retry carries another sub.
+        let retried = try await engines.registerDevice("bob-2", registrationID: "reg-d")
+        #expect(retried == first && retried.username == "bob-1")
+        let otherKey = RegistrationPublicKey(keyId: "device-1", algorithm: "ES256", publicKey: TestKeys.p256b.publicKey.pemRepresentation)
+        let token = try Assertions.testRegistration(keyID: "register_key", subject: "bob-3", now: engines.now).sign(with: TestKeys.p256b)
+        await expectCode(.registrationConflict) {
+            _ = try await engines.registration().register(
+                RegistrationRequest(challengeType: .test, answer: token, registrationId: "reg-d", publicKey: otherKey))
+        }
+        #expect(engines.store.count(.users) == 1)
     }
 
     @Test("A taken username is already_registered; a replayed proof is invalid_proof; neither writes anything")

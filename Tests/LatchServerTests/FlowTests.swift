@@ -71,7 +71,7 @@ struct FlowTests {
         }
     }
 
-    @Test("registrationId is an idempotency key: same proof → same user; other proof → 409")
+    @Test("registrationId is an idempotency key: same proof or a fresh proof of the same identity → same user; another identity → 409")
     func idempotentRegistration() async throws {
         try await Deployment.make().run { client in
             try await client.addIssuer()
@@ -85,6 +85,11 @@ struct FlowTests {
                 "/v1/registrations", RegistrationRequest(challengeType: .fsso, answer: try client.federatedAssertion(subject: "bob"), registrationId: "reg-1"))
             #expect(other.status == .conflict && other.code == "registration_conflict")
             #expect(try await client.deployment.count("users") == 1)
+            // A relaunched app retries with a newly minted token for the same identity: the same user.
+            let retried = try await client.postJSON(
+                "/v1/registrations", RegistrationRequest(challengeType: .fsso, answer: try client.federatedAssertion(), registrationId: "reg-1"))
+            #expect(retried.status == .created)
+            #expect(try retried.decode(RegistrationResponse.self) == first.decode(RegistrationResponse.self))
             // Without the id, a second registration of the same identity is refused.
             let again = try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: .fsso, answer: try client.federatedAssertion()))
             #expect(again.status == .conflict && again.code == "already_registered")

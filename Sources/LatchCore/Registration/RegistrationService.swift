@@ -1,13 +1,15 @@
 import Crypto
 import Foundation
+import LatchJOSE
 import LatchModel
 import Logging
 
 /// Registers users: checks the request, asks the proof type's ``RegistrationProof`` who to create, and creates
 /// them in one unit of work.
 ///
-/// `registrationId` is an idempotency key: the same id with the same proof answers the same user, the same id
-/// with another proof is a conflict (``Idempotency``).
+/// `registrationId` is an idempotency key: the same id answers the same user for the same proof, or for a new proof
+/// of the same identity (an app relaunched after a lost answer mints a new token); for another identity it is a
+/// conflict (``Idempotency``).
 public struct RegistrationService: Sendable {
     public typealias Store = UnitOfWork & UserStore & RegistrationStore
 
@@ -44,8 +46,11 @@ public struct RegistrationService: Sendable {
 
     /// - Step 1. The proof type is one this deployment accepts.
     /// - Step 2. Shape of the fields: the answer, the `registrationId`, then the proof type's own.
-    /// - Step 3. A known `registrationId` answers from its record, before the single-use proof is spent again.
-    /// - Step 4. The proof verifies and says who to create.
+    /// - Step 3. A known `registrationId` with the same proof answers its user at once (the proof was spent by
+    ///   the first attempt).
+    /// - Step 4. The proof verifies and says who to create. A known `registrationId` with another proof is a
+    ///   retry with a freshly minted proof: it answers the same user when the proof names the same identity
+    ///   (``Idempotency/sameIdentity(_:as:deviceKey:)``), spending its single-use value; else it is a conflict.
     /// - Step 5. One unit of work: the id is still free, the identity is free, the proof's single-use value is
     ///   spent, the user, device key, record and a `user.registered` event are written. A refusal writes nothing.
     public func register(_ request: RegistrationRequest) async throws -> RegistrationResponse {
@@ -67,12 +72,12 @@ public struct RegistrationService: Sendable {
         try proof.checkShape(request)
         // Step 3.
         let proofHash = Idempotency.proofHash(request)
-        if let id = request.registrationId, let existing = try await store.registration(id: id) {
-            return try await answerExisting(existing, proofHash: proofHash)
-        }
+        let known = try await request.registrationId.asyncFlatMap { try await store.registration(id: $0) }
+        if let known, Idempotency.sameProof(known.proofHash, proofHash) { return try await answer(known) }
         // Step 4.
         let now = clock.seconds()
         let verified = try await proof.verify(request, now: now)
+        if let known { return try await answerRetry(known, verified) }
         let user = User(
             id: random.uuid(), username: verified.username, kind: verified.kind, issuer: verified.federatedIdentity?.issuer,
             subject: verified.federatedIdentity?.subject, claims: verified.claims, createdAt: now)
@@ -87,9 +92,9 @@ public struct RegistrationService: Sendable {
                 $0.record(event)
             }
         } catch let refusal as Refusal {
-            // A concurrent twin (same id, same proof) may have won any of the unique keys: its record decides.
-            if refusal != .replayed, let id = record?.id, let existing = try await store.registration(id: id) {
-                return try await answerExisting(existing, proofHash: proofHash)
+            // A concurrent twin (same id) may have won any of the unique keys: its record decides.
+            if refusal != .replayed, let id = record?.id, let twin = try await store.registration(id: id) {
+                return Idempotency.sameProof(twin.proofHash, proofHash) ? try await answer(twin) : try await answerRetry(twin, verified)
             }
             switch refusal {
             case .registrationExists, .alreadyRegistered:
@@ -99,6 +104,32 @@ public struct RegistrationService: Sendable {
             }
         }
         logger.info("registered", metadata: ["user": "\(user.id)", "type": "\(request.challengeType.rawValue)"])
+        return RegistrationResponse(userId: user.id, username: user.username)
+    }
+
+    /// The user of a registration record.
+    func answer(_ record: RegistrationRecord) async throws -> RegistrationResponse {
+        guard let user = try await store.user(id: record.userID) else {
+            throw LatchError(.registrationConflict, "this registrationId belongs to a deleted user")
+        }
+        return RegistrationResponse(userId: user.id, username: user.username)
+    }
+
+    /// A known `registrationId` with a new, verified proof: the same user when the proof names the identity the
+    /// user registered with — its single-use value is spent, so the new proof cannot be used again — else a conflict.
+    func answerRetry(_ record: RegistrationRecord, _ verified: VerifiedRegistration) async throws -> RegistrationResponse {
+        guard let user = try await store.user(id: record.userID) else {
+            throw LatchError(.registrationConflict, "this registrationId belongs to a deleted user")
+        }
+        let deviceKey = try await verified.deviceKey.asyncFlatMap { try await store.deviceKey(userID: user.id, keyID: $0.keyID) }
+        guard Idempotency.sameIdentity(verified, as: user, deviceKey: deviceKey) else {
+            throw LatchError(.registrationConflict, "this registrationId was used for another identity")
+        }
+        do {
+            try await store.write { $0.consume(verified.consumes, ifUnavailable: Refusal.replayed) }
+        } catch Refusal.replayed {
+            throw LatchError.invalidProof("this registration proof was used before")
+        }
         return RegistrationResponse(userId: user.id, username: user.username)
     }
 
@@ -113,23 +144,14 @@ public struct RegistrationService: Sendable {
         if let record { transaction.insertRegistration(record, ifTaken: Refusal.registrationExists) }
     }
 
-    func answerExisting(_ record: RegistrationRecord, proofHash: Data) async throws -> RegistrationResponse {
-        guard Idempotency.sameProof(record.proofHash, proofHash) else {
-            throw LatchError(.registrationConflict, "this registrationId was used with a different proof")
-        }
-        guard let user = try await store.user(id: record.userID) else {
-            throw LatchError(.registrationConflict, "this registrationId belongs to a deleted user")
-        }
-        return RegistrationResponse(userId: user.id, username: user.username)
-    }
-
     /// 1–128 bytes, none of them a space or a control character.
     static func isIdentifier(_ value: String) -> Bool {
         !value.isEmpty && value.utf8.count <= maximumIdentifierLength
             && value.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value != 0x7F }
     }
 
-    /// The idempotency rule of `registrationId`: a retry is the same registration when it carries the same proof.
+    /// The idempotency rule of `registrationId`: a retry is the same registration when it carries the same proof,
+    /// or a new proof of the same identity.
     public enum Idempotency {
         /// The fingerprint a `registrationId` is bound to: proof type, answer and public key.
         public static func proofHash(_ request: RegistrationRequest) -> Data {
@@ -147,6 +169,20 @@ public struct RegistrationService: Sendable {
         /// Whether a stored and a presented fingerprint match (compared in constant time).
         public static func sameProof(_ stored: Data, _ presented: Data) -> Bool {
             Secrets.constantTimeEquals(stored, presented)
+        }
+
+        /// Whether a verified proof names the identity `user` registered with: for a custom federated JWT the same
+        /// issuer and subject; for a device proof the same public key under the same key id (`deviceKey` is the
+        /// user's key with the proof's key id, if any). A test registration token minted afresh carries a new
+        /// `sub`, so the key, not the username, is the identity.
+        public static func sameIdentity(_ verified: VerifiedRegistration, as user: User, deviceKey: DeviceKey?) -> Bool {
+            if let identity = verified.federatedIdentity {
+                return user.issuer == identity.issuer && user.subject == identity.subject
+            }
+            if let presented = verified.deviceKey, let stored = deviceKey {
+                return stored.keyID == presented.keyID && stored.key.derRepresentation == presented.key.derRepresentation
+            }
+            return false
         }
     }
 }
