@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
-# The whole test suite. With PostgreSQL's server binaries on the machine it runs the PostgreSQL suites too, on a
-# throwaway cluster (scripts/with-postgres.sh); without them those suites report that they skipped.
-# Extra arguments go to `swift test` (e.g. --filter Flow).
+# The whole test suite. Builds first and fails on any compiler warning from Latch's own code (Sources, Tests,
+# Examples; dependencies' warnings are theirs). With PostgreSQL's server binaries on the machine it runs the
+# PostgreSQL suites too, on throwaway clusters (scripts/with-postgres.sh); without them those suites report that
+# they skipped. Extra arguments go to `swift test` (e.g. --filter Flow).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+swift build --build-tests 2>&1 | tee "$log"
+status=${PIPESTATUS[0]}
+set -e
+[ "$status" -eq 0 ] || exit "$status"
+if grep -E "^$(pwd)/(Sources|Tests|Examples)/[^:]+:[0-9]+:[0-9]+: warning:" "$log" | sort -u | grep . ; then
+  echo "test.sh: the warnings above are in Latch's own code; fix them (zero warnings is the rule)" >&2
+  exit 1
+fi
 if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-  exec scripts/with-postgres.sh swift test "$@"
+  exec scripts/with-postgres.sh swift test --skip-build "$@"
 fi
 echo "test.sh: PostgreSQL server binaries not found; PostgreSQL tests will be skipped (apt-get install -y postgresql to run them)"
-exec swift test "$@"
+exec swift test --skip-build "$@"
