@@ -58,7 +58,7 @@ struct FlowTests {
         }
     }
 
-    @Test("The token answer is not cached and a bad one is RFC 6749 JSON")
+    @Test("The token answer is not cached, a bad one is RFC 6749 JSON, and both end with a newline")
     func tokenHeaders() async throws {
         try await Deployment.make().run { client in
             try await client.addIssuer()
@@ -68,6 +68,9 @@ struct FlowTests {
             let bad = try await client.token(assertion: "x.y.z")
             #expect(bad.status == .badRequest && bad.code == "invalid_grant" && bad.json["error_description"]?.stringValue != nil)
             #expect(bad.headers[.cacheControl] == "no-store")
+            // JSON answers end with a newline (a terminal's prompt starts on its own line).
+            let jwks = try await client.get("/.well-known/jwks.json")
+            #expect([reply.body.last, bad.body.last, jwks.body.last] == [10, 10, 10])
         }
     }
 

@@ -88,7 +88,7 @@ enum JSONResponse {
         return make(bytes: try encoder.encode(value), status: status, noStore: noStore)
     }
 
-    /// Pre-serialized JSON bytes.
+    /// Pre-serialized JSON bytes, followed by a newline (for terminals; JSON parsers skip it).
     static func make(bytes: some Sequence<UInt8>, status: HTTPResponse.Status = .ok, noStore: Bool = true, maxAge: Int? = nil)
         -> Response
     {
@@ -98,6 +98,14 @@ enum JSONResponse {
         } else if let maxAge {
             headers[.cacheControl] = "public, max-age=\(maxAge)"
         }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: withNewline(bytes)))
+    }
+
+    static func withNewline(_ bytes: some Sequence<UInt8>) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(bytes.underestimatedCount + 1)
+        buffer.writeBytes(bytes)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        return buffer
     }
 }

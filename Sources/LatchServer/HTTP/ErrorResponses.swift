@@ -50,7 +50,7 @@ enum ErrorStatus {
         writer.member("error", code.rawValue)
         writer.member("error_description", message)
         writer.endObject()
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: writer.bytes)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: JSONResponse.withNewline(writer.bytes)))
     }
 
     /// RFC 7230 quoted-string content: no quotes, backslashes or control characters.
