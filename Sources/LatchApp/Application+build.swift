@@ -1,5 +1,7 @@
 import Foundation
 import Hummingbird
+import NIOCore
+import NIOPosix
 import LatchCore
 import LatchServer
 import Logging
@@ -13,7 +15,10 @@ import UnixSignals
 /// finishes the requests in flight, housekeeping stops, then the store closes.
 public func buildLatch(
     configuration: LatchConfiguration, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-) throws -> ServiceGroup {
+) async throws -> ServiceGroup {
+    // Before anything is created or printed: a port in use must not leave a new deployment (and a bootstrap
+    // token printed for it) behind.
+    try await checkCanListen(host: configuration.host, port: configuration.port)
     let opened = try OpenedStore.open(configuration, logger: logger)
     let keyEncryptionKey = try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration)
     let server = LatchHTTPService(
@@ -50,5 +55,20 @@ struct LatchHTTPService: Service {
             logger: logger)
         app.addServices(Housekeeping(deployment: deployment, interval: .seconds(configuration.housekeepingInterval), logger: logger))
         try await app.run()
+    }
+}
+
+/// Binds `host:port` the way the server will (SO_REUSEADDR) and lets go at once; refuses naming `http.port` when
+/// another process holds it or the address is not this machine's.
+func checkCanListen(host: String, port: Int) async throws {
+    guard port != 0 else { return }
+    do {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .bind(host: host, port: port).get()
+        try await channel.close()
+    } catch {
+        throw ConfigurationError(
+            key: "http.port", problem: "\(host):\(port) cannot be listened on (\(error)): another process has it, or the address is not this machine's; choose --port / --host")
     }
 }

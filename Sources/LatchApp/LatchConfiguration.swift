@@ -3,6 +3,8 @@ import Foundation
 import LatchCore
 import LatchJOSE
 import Logging
+import LatchModel
+import Synchronization
 
 /// Every setting of a Latch deployment, in one place.
 ///
@@ -89,35 +91,36 @@ public struct LatchConfiguration: Sendable {
         return settings
     }
 
-    /// Reads every key from `reader`; throws `LatchError(.invalidInput)` naming the first bad value.
+    /// Reads every key from `reader`; throws ``ConfigurationError`` naming the first value out of range. Values of
+    /// the wrong type are caught by ``load(overrides:environment:configFile:)``, which also names the source.
     public init(reader: ConfigReader) throws {
         func positive(_ key: String, _ fallback: Int64) throws -> Int64 {
             let value = Int64(reader.int(forKey: ConfigKey(key), default: Int(fallback)))
-            guard value > 0 else { throw LatchError.invalidInput("configuration \(key) must be positive") }
+            guard value > 0 else { throw ConfigurationError(key: key, problem: "must be positive, not \(value)") }
             return value
         }
         host = reader.string(forKey: "http.host", default: host)
         port = reader.int(forKey: "http.port", default: port)
-        guard (0...65535).contains(port) else { throw LatchError.invalidInput("configuration http.port is out of range") }
+        guard (0...65535).contains(port) else { throw ConfigurationError(key: "http.port", problem: "must be 0–65535, not \(port)") }
         dataDirectory = reader.string(forKey: "data.dir", default: dataDirectory)
         databaseURL = reader.string(forKey: "database.url", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
         if let databaseURL, !(databaseURL.hasPrefix("postgres://") || databaseURL.hasPrefix("postgresql://")) {
-            throw LatchError.invalidInput("configuration database.url must be a postgres:// URL")
+            throw ConfigurationError(key: "database.url", problem: "must be a postgres:// URL")
         }
         databasePoolSize = Int(try positive("database.poolSize", Int64(databasePoolSize)))
         databaseTimeout = try positive("database.timeout", databaseTimeout)
         issuer = reader.string(forKey: "issuer")
         if let issuer, URL(string: issuer)?.scheme == nil {
-            throw LatchError.invalidInput("configuration issuer must be an absolute URL")
+            throw ConfigurationError(key: "issuer", problem: "must be an absolute URL")
         }
         let algorithm = reader.string(forKey: "keys.algorithm", default: "ES256")
         guard let parsed = JWSAlgorithm(rawValue: algorithm) else {
-            throw LatchError.invalidInput("configuration keys.algorithm must be ES256 or RS256")
+            throw ConfigurationError(key: "keys.algorithm", problem: "must be ES256 or RS256")
         }
         signingAlgorithm = parsed
         if let encoded = reader.string(forKey: "keys.encryptionKey", isSecret: true) {
             guard let bytes = Data(base64Encoded: encoded), bytes.count == 32 else {
-                throw LatchError.invalidInput("configuration keys.encryptionKey must be base64 of 32 bytes")
+                throw ConfigurationError(key: "keys.encryptionKey", problem: "must be base64 of 32 bytes")
             }
             keyEncryptionKey = Array(bytes)
         }
@@ -137,20 +140,72 @@ public struct LatchConfiguration: Sendable {
         defaultClientID = reader.string(forKey: "clients.default", default: defaultClientID)
         let level = reader.string(forKey: "log.level", default: "info")
         guard let logLevel = Logger.Level(rawValue: level) else {
-            throw LatchError.invalidInput("configuration log.level must be trace, debug, info, notice, warning, error or critical")
+            throw ConfigurationError(key: "log.level", problem: "must be trace, debug, info, notice, warning, error or critical")
         }
         self.logLevel = logLevel
         housekeepingInterval = Int(try positive("housekeeping.interval", Int64(housekeepingInterval)))
         rateLimitPerMinute = reader.int(forKey: "rateLimit.perMinute", default: rateLimitPerMinute)
-        guard rateLimitPerMinute >= 0 else { throw LatchError.invalidInput("configuration rateLimit.perMinute must be 0 or more") }
+        guard rateLimitPerMinute >= 0 else { throw ConfigurationError(key: "rateLimit.perMinute", problem: "must be 0 or more") }
         trustForwardedFor = reader.bool(forKey: "rateLimit.trustForwardedFor", default: false)
+    }
+
+    /// Every key a deployment reads (the table above); a configuration file naming another is refused.
+    public static let keys: [String] = [
+        "http.host", "http.port", "data.dir", "database.url", "database.poolSize", "database.timeout", "issuer", "keys.algorithm",
+        "keys.encryptionKey", "tokens.accessLifetime", "tokens.idLifetime", "tokens.refreshLifetime", "tokens.refreshGrace",
+        "tokens.accessAudience", "assertions.audience", "assertions.clockSkew", "assertions.maxLifetime", "assertions.deviceMaxLifetime",
+        "signIn.nonceLifetime", "registration.testKeys", "sensitive.maxAgeSeconds", "admin.token", "clients.default", "log.level",
+        "housekeeping.interval", "rateLimit.perMinute", "rateLimit.trustForwardedFor",
+    ]
+
+    /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —
+    /// and refuses, naming the key and where its value came from: a value of the wrong type, a value out of range,
+    /// and a key in the file that Latch does not read (a misspelling would otherwise be ignored).
+    public static func load(
+        overrides: [String: ConfigContent], environment: [String: String] = ProcessInfo.processInfo.environment, configFile: String?
+    ) async throws -> LatchConfiguration {
+        if let configFile { try checkFileKeys(configFile) }
+        let audit = ConfigurationAudit(configFile: configFile)
+        let configuration: LatchConfiguration
+        do {
+            configuration = try LatchConfiguration(reader: try await reader(overrides: overrides, environment: environment, configFile: configFile, audit: audit))
+        } catch var error as ConfigurationError {
+            error.source = audit.source(of: error.key)
+            throw audit.firstUnconvertible() ?? error
+        }
+        if let error = audit.firstUnconvertible() { throw error }
+        return configuration
+    }
+
+    /// Refuses a configuration file that is not a JSON object of known keys.
+    static func checkFileKeys(_ path: String) throws {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError(key: "--config", source: path, problem: "cannot be read: check the path and its permissions")
+        }
+        guard case .object(let root)? = try? JSONValue.parse(data) else {
+            throw ConfigurationError(key: "--config", source: path, problem: "is not a JSON object (keys as in docs/configuration.md)")
+        }
+        func walk(_ object: [String: JSONValue], prefix: String) throws {
+            for (name, value) in object.sorted(by: { $0.key < $1.key }) {
+                let key = prefix.isEmpty ? name : prefix + "." + name
+                if case .object(let nested) = value, !keys.contains(key) {
+                    guard keys.contains(where: { $0.hasPrefix(key + ".") }) else {
+                        throw ConfigurationError(key: key, source: "file \(path)", problem: "is not a Latch setting (see docs/configuration.md)")
+                    }
+                    try walk(nested, prefix: key)
+                } else if !keys.contains(key) {
+                    throw ConfigurationError(key: key, source: "file \(path)", problem: "is not a Latch setting (see docs/configuration.md)")
+                }
+            }
+        }
+        try walk(root, prefix: "")
     }
 
     /// The reader `latch serve` uses: `overrides` (flags), then `LATCH_*` environment variables, then the JSON
     /// file at `configFile` (when given), then defaults.
     public static func reader(
         overrides: [String: ConfigContent], environment: [String: String] = ProcessInfo.processInfo.environment,
-        configFile: String?
+        configFile: String?, audit: (any AccessReporter)? = nil
     ) async throws -> ConfigReader {
         var providers: [any ConfigProvider] = [
             InMemoryProvider(
@@ -166,6 +221,103 @@ public struct LatchConfiguration: Sendable {
             let fileSettings = InMemoryProvider(values: ["filePath": ConfigValue(.string(configFile), isSecret: false)])
             providers.append(try await FileProvider<JSONSnapshot>(config: ConfigReader(provider: fileSettings)))
         }
-        return ConfigReader(providers: providers)
+        return ConfigReader(providers: providers, accessReporter: audit)
+    }
+}
+
+/// A configuration value that stops the start: which key, where its value came from, and what is wrong with it.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    public let key: String
+    /// A flag, an environment variable, or a file; nil when not known.
+    public var source: String?
+    public let problem: String
+
+    public init(key: String, source: String? = nil, problem: String) {
+        self.key = key
+        self.source = source
+        self.problem = problem
+    }
+
+    public var description: String { "configuration \(key)" + (source.map { " (\($0))" } ?? "") + " \(problem)" }
+}
+
+/// Watches a configuration being read: which source supplied each key, and which values could not be read as the
+/// type the key needs (the reader would otherwise fall back to the default without a word).
+final class ConfigurationAudit: AccessReporter {
+    private struct Entry {
+        var source: String?
+        var unconvertible: ConfigType?
+    }
+
+    private let configFile: String?
+    private let entries = Mutex<[(key: String, entry: Entry)]>([])
+
+    init(configFile: String?) { self.configFile = configFile }
+
+    func report(_ event: AccessEvent) {
+        let key = event.metadata.key.components.joined(separator: ".")
+        var supplier: String?
+        var failed = false
+        for result in event.providerResults {
+            switch result.result {
+            case .success(let lookup) where lookup.value != nil:
+                supplier = supplier ?? result.providerName
+            case .failure:
+                supplier = supplier ?? result.providerName
+                failed = true
+            default: break
+            }
+        }
+        if event.conversionError != nil { failed = true }
+        let entry = Entry(source: supplier.map { describe($0, key: key) }, unconvertible: failed ? event.metadata.valueType : nil)
+        entries.withLock { $0.append((key, entry)) }
+    }
+
+    /// Where `key`'s value came from, in the words of the command line.
+    func source(of key: String) -> String? {
+        entries.withLock { entries in entries.last { $0.key == key && $0.entry.source != nil }?.entry.source }
+    }
+
+    /// The first value that could not be read as its type.
+    func firstUnconvertible() -> ConfigurationError? {
+        entries.withLock { entries in
+            entries.first { $0.entry.unconvertible != nil }.map {
+                ConfigurationError(key: $0.key, source: $0.entry.source, problem: "must be \(Self.typeName($0.entry.unconvertible!))")
+            }
+        }
+    }
+
+    /// The `latch serve` flag of each key that has one.
+    static let flags = ["http.host": "--host", "http.port": "--port", "data.dir": "--data-dir", "issuer": "--issuer", "database.url": "--database"]
+
+    private func describe(_ provider: String, key: String) -> String {
+        if provider.contains("flags") { return "flag " + (Self.flags[key] ?? key) }
+        if provider.contains("Environment") { return "environment variable \(Self.environmentName(key))" }
+        if provider.contains("File") { return configFile.map { "file \($0)" } ?? "file" }
+        return provider
+    }
+
+    /// `tokens.refreshGrace` → `LATCH_TOKENS_REFRESH_GRACE`.
+    static func environmentName(_ key: String) -> String {
+        var name = "LATCH_"
+        for character in key {
+            if character == "." {
+                name += "_"
+            } else if character.isUppercase {
+                name += "_" + String(character)
+            } else {
+                name += character.uppercased()
+            }
+        }
+        return name
+    }
+
+    private static func typeName(_ type: ConfigType) -> String {
+        switch type {
+        case .int: "a whole number"
+        case .bool: "true or false"
+        case .double: "a number"
+        default: "a \(type)"
+        }
     }
 }

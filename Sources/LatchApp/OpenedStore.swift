@@ -1,3 +1,4 @@
+import Foundation
 import LatchCore
 import LatchPostgres
 import LatchSQLite
@@ -14,13 +15,23 @@ public struct OpenedStore: Sendable {
     let prepare: @Sendable () async throws -> Void
 
     /// Opens the store. SQLite is opened (and migrated) at once; PostgreSQL only parses its URL here.
-    public static func open(_ configuration: LatchConfiguration, logger: Logger) throws -> OpenedStore {
+    ///
+    /// With `create` false (commands that work on an existing deployment) a data folder without a database is
+    /// refused instead of being made into an empty deployment.
+    public static func open(_ configuration: LatchConfiguration, logger: Logger, create: Bool = true) throws -> OpenedStore {
         if let url = configuration.databaseURL {
             let store = try PostgresStore(
                 url: url, poolSize: configuration.databasePoolSize, operationTimeout: .seconds(configuration.databaseTimeout), logger: logger)
             return OpenedStore(store: store, service: PostgresPool(store: store), prepare: { try await store.prepare() })
         }
-        let store = try SQLiteStore(directory: configuration.dataDirectory, logger: logger)
+        let folder = configuration.dataDirectory
+        if create {
+            try DataFolder.create(folder)
+        } else if !FileManager.default.fileExists(atPath: (folder as NSString).appendingPathComponent("latch.sqlite")) {
+            throw ConfigurationError(
+                key: "data.dir", problem: "names \(DataFolder.absolute(folder)), which holds no Latch data: run `latch serve` there first, or give --data-dir")
+        }
+        let store = try SQLiteStore(directory: folder, logger: logger)
         return OpenedStore(store: store, service: SQLiteCloser(store: store), prepare: {})
     }
 
@@ -48,5 +59,32 @@ struct SQLiteCloser: Service {
     func run() async throws {
         try? await gracefulShutdown()
         store.close()
+    }
+}
+
+/// The data folder: created 0700 with its parents, or refused with the reason, naming `data.dir`.
+enum DataFolder {
+    static func create(_ path: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw ConfigurationError(key: "data.dir", problem: "\(absolute(path)) cannot be created: \(reason(path))")
+        }
+    }
+
+    static func absolute(_ path: String) -> String {
+        let full = path.hasPrefix("/") ? path : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path)
+        return (full as NSString).standardizingPath
+    }
+
+    /// Why a folder cannot be made: the nearest existing ancestor is a file, or may not be written.
+    static func reason(_ path: String) -> String {
+        var ancestor = absolute(path)
+        while !FileManager.default.fileExists(atPath: ancestor), ancestor != "/" { ancestor = (ancestor as NSString).deletingLastPathComponent }
+        var isFolder: ObjCBool = false
+        _ = FileManager.default.fileExists(atPath: ancestor, isDirectory: &isFolder)
+        if !isFolder.boolValue { return "\(ancestor) is a file, not a folder" }
+        if !FileManager.default.isWritableFile(atPath: ancestor) { return "\(ancestor) may not be written by this user" }
+        return "check the path and its permissions"
     }
 }

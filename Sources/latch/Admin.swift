@@ -25,11 +25,10 @@ struct Admin: AsyncParsableCommand {
             @Option(help: "Longest accepted exp - iat, seconds (default 3600).") var maxLifetime: Int?
 
             func run() async throws {
-                guard let pem = FileManager.default.contents(atPath: publicKeyFile) else {
-                    throw ValidationError("cannot read \(publicKeyFile)")
-                }
+                let pem = try InputFile.text(
+                    publicKeyFile, option: "--public-key-file", hint: "It is the issuer's public key, e.g. `openssl rsa -in issuer.pem -RSAPublicKey_out`.")
                 let body = AdminIssuerRequest(
-                    name: name, keyId: keyId, publicKey: String(decoding: pem, as: UTF8.self), algorithm: algorithm,
+                    name: name, keyId: keyId, publicKey: pem, algorithm: algorithm,
                     audience: audience, allowedClaims: allowedClaim.isEmpty ? nil : allowedClaim, maxLifetime: maxLifetime)
                 AdminHTTP.printJSON(try await AdminHTTP(options: server).send("POST", "/admin/v1/issuers", body: body))
             }
@@ -73,9 +72,7 @@ struct Admin: AsyncParsableCommand {
                     "POST", "/admin/v1/test-keys", body: AdminTestKeyRequest(keyId: keyId, algorithm: algorithm))
                 let created = try JSONDecoder().decode(AdminTestKeyCreated.self, from: data)
                 if let out {
-                    guard FileManager.default.createFile(atPath: out, contents: Data(created.privateKey.utf8), attributes: [.posixPermissions: 0o600]) else {
-                        throw ValidationError("cannot write \(out)")
-                    }
+                    try InputFile.write(created.privateKey, to: out, option: "--out")
                     print(created.keyId)
                 } else {
                     AdminHTTP.printJSON(data)

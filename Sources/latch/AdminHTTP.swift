@@ -6,10 +6,12 @@ import LatchModel
 import FoundationNetworking
 #endif
 
-/// Exit codes of `latch admin` (and later `latch device`), stable for scripts.
+/// Exit codes of every `latch` subcommand, stable for scripts (the table is in `latch --help` and the README).
 enum ExitStatus {
-    /// The server answered with an error code (printed on stderr as `error: <code>: <description>`).
+    /// The server answered with an error code (printed on stderr as `error: <code>: <description>`), or another failure.
     static let serverError: Int32 = 1
+    /// Usage or configuration: a bad flag, value or file.
+    static let usage: Int32 = 2
     /// The server could not be reached or answered something that is not Latch.
     static let unreachable: Int32 = 3
 }

@@ -31,6 +31,7 @@ struct Device: AsyncParsableCommand {
         func configuration() throws -> LatchClientConfiguration {
             var configuration: LatchClientConfiguration
             if let config {
+                _ = try InputFile.text(config, option: "--config", hint: "Write one with `latch admin client-config --client-id ID > latch-client.json`.")
                 configuration = try LatchClientConfiguration.load(from: URL(fileURLWithPath: config))
             } else {
                 let server = server ?? ProcessInfo.processInfo.environment["LATCH_SERVER"] ?? "http://127.0.0.1:8080"
@@ -63,7 +64,10 @@ struct Device: AsyncParsableCommand {
         var username: String
 
         func provider() throws -> LocalAuthenticationProvider {
-            try LocalAuthenticationProvider(issuer: issuer, keyID: kid, privateKeyPEM: try String(contentsOfFile: keyFile, encoding: .utf8), username: username)
+            try LocalAuthenticationProvider(
+                issuer: issuer, keyID: kid,
+                privateKeyPEM: try InputFile.text(keyFile, option: "--fsso-key", hint: "It is the issuer's private key (PEM) that signs custom federated JWTs."),
+                username: username)
         }
     }
 
@@ -113,15 +117,24 @@ struct Device: AsyncParsableCommand {
         func run() async throws {
             try await Device.perform {
                 let configuration = try options.configuration()
+                // Files named on the command line are read before any state is created.
+                let testKeyPEM = try testKey.map {
+                    try InputFile.text(
+                        $0, option: "--test-key", hint: "Create one with `latch admin test-keys create --out test.pem`; its private key is shown only then.")
+                }
+                var saved: SavedProvider?
+                var federated: LocalAuthenticationProvider?
+                if let fssoKey, let issuer, let kid, let username {
+                    saved = SavedProvider(issuer: issuer, kid: kid, keyFile: URL(fileURLWithPath: fssoKey).path, username: username)
+                    federated = try saved?.provider()
+                }
                 let store = try FileKeyStore(root: URL(fileURLWithPath: options.stateDir), namespace: configuration.namespace)
                 let client = try UserClient(configuration: configuration, keyStore: store, deviceKeyAlgorithm: rsa ? .RS256 : .ES256)
                 let registered: String
-                if let testKey {
-                    let pem = try String(contentsOfFile: testKey, encoding: .utf8)
+                if let pem = testKeyPEM {
                     registered = try await client.registerWithAuthenticationProvider(TESTAuthenticationProvider(name: name, privateKeyPEM: pem, keyID: keyId))
-                } else if let fssoKey, let issuer, let kid, let username {
-                    let saved = SavedProvider(issuer: issuer, kid: kid, keyFile: URL(fileURLWithPath: fssoKey).path, username: username)
-                    registered = try await client.registerWithAuthenticationProvider(try saved.provider())
+                } else if let federated, let saved {
+                    registered = try await client.registerWithAuthenticationProvider(federated)
                     try JSONEncoder().encode(saved).write(to: options.providerFile)
                 } else {
                     throw ValidationError("give either --test-key or --fsso-key")

@@ -1,9 +1,41 @@
 import ArgumentParser
+import Foundation
+import LatchApp
 
 @main
 struct Latch: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "latch",
         abstract: "Latch: a self-hosted identity service for mobile apps.",
+        discussion: """
+            Exit codes, the same for every subcommand: 0 done; 1 the server answered an error, or another failure;
+            2 usage or configuration (a bad flag, value, or file); 3 the server or database cannot be reached;
+            4 not registered; 5 not signed in; 6 not authorized; 7 needs a more recent sign-in; 8 already registered.
+            """,
         subcommands: [Serve.self, Admin.self, Device.self, Keys.self, Bench.self])
+
+    /// ArgumentParser's `main`, with usage errors exiting 2 (not sysexits' 64) and a bad configuration value
+    /// reported as itself — key, source, problem — instead of with the usage text.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as ConfigurationError {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            Foundation.exit(ExitStatus.usage)
+        } catch let error as InputFileError {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            Foundation.exit(ExitStatus.usage)
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ExitStatus.usage)
+            }
+            exit(withError: error)
+        }
+    }
 }

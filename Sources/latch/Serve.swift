@@ -22,13 +22,7 @@ struct DeploymentOptions: ParsableArguments {
     }
 
     func load(extra: [String: ConfigContent] = [:]) async throws -> LatchConfiguration {
-        do {
-            return try LatchConfiguration(
-                reader: try await LatchConfiguration.reader(
-                    overrides: overrides.merging(extra) { _, new in new }, configFile: config))
-        } catch let error as LatchError {
-            throw ValidationError(error.message)
-        }
+        try await LatchConfiguration.load(overrides: overrides.merging(extra) { _, new in new }, configFile: config)
     }
 }
 
@@ -63,7 +57,7 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "latch")
-        let latch = try buildLatch(configuration: configuration, logger: logger) { port in
+        let latch = try await buildLatch(configuration: configuration, logger: logger) { port in
             // One line a script can wait for.
             print("latch listening on http://\(configuration.host):\(port)")
             fflush(nil)

@@ -35,13 +35,53 @@ struct ConfigurationTests {
         #expect(configuration.registration.testKeysEnabled == false)
     }
 
-    @Test("Bad values are refused by name", arguments: [
-        ["LATCH_KEYS_ALGORITHM": "HS256"], ["LATCH_SENSITIVE_MAX_AGE_SECONDS": "-1"], ["LATCH_LOG_LEVEL": "loud"],
-        ["LATCH_KEYS_ENCRYPTION_KEY": "c2hvcnQ="], ["LATCH_ISSUER": "not a url"],
+    @Test("Bad values are refused by name, with the source", arguments: [
+        (["LATCH_KEYS_ALGORITHM": "HS256"], "keys.algorithm"), (["LATCH_SENSITIVE_MAX_AGE_SECONDS": "-1"], "sensitive.maxAgeSeconds"),
+        (["LATCH_LOG_LEVEL": "loud"], "log.level"), (["LATCH_KEYS_ENCRYPTION_KEY": "c2hvcnQ="], "keys.encryptionKey"),
+        (["LATCH_ISSUER": "not a url"], "issuer"), (["LATCH_TOKENS_ACCESS_LIFETIME": "abc"], "tokens.accessLifetime"),
+        (["LATCH_REGISTRATION_TEST_KEYS": "maybe"], "registration.testKeys"), (["LATCH_HTTP_PORT": "70000"], "http.port"),
     ])
-    func badValues(environment: [String: String]) async throws {
-        #expect(throws: LatchError.self) {
-            _ = try LatchConfiguration(reader: ConfigReader(provider: EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["latch"])))
+    func badValues(environment: [String: String], key: String) async throws {
+        do {
+            _ = try await LatchConfiguration.load(overrides: [:], environment: environment, configFile: nil)
+            Issue.record("\(environment) was accepted")
+        } catch let error as ConfigurationError {
+            #expect(error.key == key)
+            #expect(error.source == "environment variable \(environment.keys.first!)", "\(error)")
         }
+    }
+
+    @Test("The file: a value of the wrong type, an unknown key (a misspelling), or not JSON stops the start; a flag is named as itself")
+    func fileAndFlags() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        func load(_ json: String, overrides: [String: ConfigContent] = [:]) async throws -> LatchConfiguration {
+            let file = directory.path + "/latch-\(UUID().uuidString).json"
+            try Data(json.utf8).write(to: URL(fileURLWithPath: file))
+            return try await LatchConfiguration.load(overrides: overrides, environment: [:], configFile: file)
+        }
+        await #expect { try await load(#"{"tokens": {"accessLifetime": "x"}}"#) } throws: { error in
+            (error as? ConfigurationError)?.key == "tokens.accessLifetime" && (error as? ConfigurationError)?.source?.hasPrefix("file ") == true
+        }
+        await #expect { try await load(#"{"tokens": {"acessLifetime": 60}}"#) } throws: { error in
+            (error as? ConfigurationError)?.key == "tokens.acessLifetime"
+        }
+        await #expect { try await load(#"{"tokn": {"accessLifetime": 60}}"#) } throws: { error in (error as? ConfigurationError)?.key == "tokn" }
+        await #expect { try await load("[1, 2]") } throws: { error in (error as? ConfigurationError)?.key == "--config" }
+        await #expect { try await load("{}", overrides: ["http.port": .int(-5)]) } throws: { error in
+            (error as? ConfigurationError)?.source == "flag --port"
+        }
+        #expect(try await load(#"{"tokens": {"accessLifetime": 60}, "log": {"level": "debug"}}"#).tokens.accessLifetime == 60)
+    }
+
+    @Test("The documented table and the keys Latch reads are the same list")
+    func documentedKeys() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let doc = try String(contentsOf: root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        let documented = doc.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("| `") else { return nil }
+            return line.dropFirst(3).prefix { $0 != "`" }.description
+        }
+        #expect(documented.sorted() == LatchConfiguration.keys.sorted())
     }
 }

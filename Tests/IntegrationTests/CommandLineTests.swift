@@ -1,0 +1,56 @@
+import Foundation
+import LatchTesting
+import Testing
+
+@Suite("latch on the command line: exit codes, messages, no side effects on failure")
+struct CommandLineTests {
+    func latch(_ arguments: [String], environment: [String: String] = [:]) async throws -> (Int32, String) {
+        try await run(try latchExecutable().path, arguments, environment: environment, timeout: 60)
+    }
+
+    @Test("A bad configuration value exits 2 naming the key and its source, without the usage text, creating nothing")
+    func configuration() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let data = directory.path + "/data"
+        let port = try await latch(["serve", "--port", "99999", "--data-dir", data])
+        #expect(port.0 == 2 && port.1.contains("configuration http.port (flag --port) must be 0–65535") && !port.1.contains("Usage"), "\(port.1)")
+        let type = try await latch(["keys", "list", "--data-dir", data], environment: ["LATCH_TOKENS_ACCESS_LIFETIME": "abc"])
+        #expect(type.0 == 2 && type.1.contains("environment variable LATCH_TOKENS_ACCESS_LIFETIME"), "\(type.1)")
+        try Data(#"{"tokens": {"acessLifetime": 60}}"#.utf8).write(to: URL(fileURLWithPath: directory.path + "/latch.json"))
+        let misspelled = try await latch(["keys", "list", "--data-dir", data, "--config", directory.path + "/latch.json"])
+        #expect(misspelled.0 == 2 && misspelled.1.contains("tokens.acessLifetime") && misspelled.1.contains("is not a Latch setting"), "\(misspelled.1)")
+        #expect(!FileManager.default.fileExists(atPath: data))
+    }
+
+    @Test("Commands on an existing deployment refuse a folder without one instead of creating it; usage errors exit 2")
+    func noDeployment() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let list = try await latch(["keys", "list", "--data-dir", directory.path + "/nothing"])
+        #expect(list.0 == 2 && list.1.contains("holds no Latch data"), "\(list.1)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/nothing"))
+        let usage = try await latch(["admin", "--bogus"])
+        #expect(usage.0 == 2 && usage.1.contains("Unknown option"), "\(usage.1)")
+        let missing = try await latch(["device", "register", "--test-key", directory.path + "/missing.pem", "--name", "x", "--state-dir", directory.path + "/state"])
+        #expect(missing.0 == 2 && missing.1.contains("--test-key") && missing.1.contains("no such file") && !missing.1.contains("NSCocoaErrorDomain"), "\(missing.1)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/state"))
+        let blocked = directory.path + "/a-file"
+        try Data().write(to: URL(fileURLWithPath: blocked))
+        let folder = try await latch(["serve", "--port", "0", "--data-dir", blocked + "/data"])
+        #expect(folder.0 == 2 && folder.1.contains("data.dir") && folder.1.contains("is a file, not a folder"), "\(folder.1)")
+    }
+
+    @Test("serve on a port in use exits 2 before creating a deployment or printing a token")
+    func busyPort() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let port = try freePort()
+        let first = try LatchServer(dataDirectory: directory.path + "/first", port: port)
+        try await first.waitUntilListening()
+        let second = try await latch(["serve", "--port", "\(port)", "--data-dir", directory.path + "/second"], environment: ["LATCH_ADMIN_TOKEN": ""])
+        #expect(second.0 == 2 && second.1.contains("http.port") && !second.1.contains("LATCH_ADMIN_TOKEN="), "\(second.1)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/second"))
+        #expect(try await first.terminate() == 0)
+    }
+}
