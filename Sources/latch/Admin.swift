@@ -189,10 +189,14 @@ struct Admin: AsyncParsableCommand {
         }
 
         struct Revoke: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "Revoke an admin token (not the last one).")
+            static let configuration = CommandConfiguration(
+                abstract: "Revoke an admin token (not the last one; the one you are using only with --force).")
             @OptionGroup var server: ServerOptions
             @Argument var id: String
-            func run() async throws { _ = try await AdminHTTP(options: server).send("DELETE", "/admin/v1/tokens/\(id.pathEscaped)") }
+            @Flag(help: "Revoke it even if it is the token this command uses (later commands with it are refused).") var force = false
+            func run() async throws {
+                _ = try await AdminHTTP(options: server).send("DELETE", "/admin/v1/tokens/\(id.pathEscaped)" + (force ? "?force=true" : ""))
+            }
         }
     }
 

@@ -107,6 +107,20 @@ struct AdminTokenTests {
             #expect(try await client.admin(.delete, "/admin/v1/tokens/nope").code == "not_found")
         }
     }
+
+    @Test("Revoking the token making the request needs force=true; without it 409 says why; with it, the token stops working")
+    func selfRevocation() async throws {
+        try await Deployment.make().run { client in
+            let created = try await client.admin(.post, "/admin/v1/tokens", AdminTokenRequest(name: "ci")).decode(AdminTokenCreated.self)
+            let headers: HTTPFields = [.authorization: "Bearer \(created.token)"]
+            let refused = try await client.send(.delete, "/admin/v1/tokens/\(created.id)", headers: headers)
+            #expect(refused.status == .conflict && refused.code == "conflict")
+            #expect(refused.json["error_description"]?.stringValue?.contains("force=true") == true)
+            #expect(try await client.send(.get, "/admin/v1/users", headers: headers).status == .ok)
+            #expect(try await client.send(.delete, "/admin/v1/tokens/\(created.id)?force=true", headers: headers).status == .noContent)
+            #expect(try await client.send(.get, "/admin/v1/users", headers: headers).code == "unauthorized")
+        }
+    }
 }
 
 @Suite("Rate limits")

@@ -49,20 +49,23 @@ public final class AdminAuthenticator: Sendable {
     }
 
     /// Whether `token` is an admin token.
-    public func isAdmin(_ token: String) async throws -> Bool {
-        guard !token.isEmpty, token.utf8.count <= 512 else { return false }
+    public func isAdmin(_ token: String) async throws -> Bool { try await tokenID(of: token) != nil }
+
+    /// The id of the admin token `token`, or nil when it is none.
+    public func tokenID(of token: String) async throws -> String? {
+        guard !token.isEmpty, token.utf8.count <= 512 else { return nil }
         let hash = Secrets.hash(token)
-        if matches(hash) { return true }
+        if let id = match(hash) { return id }
         let now = clock.seconds()
-        guard cache.withLock({ state in state.loadedAt.map { now - $0 >= 5 } ?? true }) else { return false }
+        guard cache.withLock({ state in state.loadedAt.map { now - $0 >= 5 } ?? true }) else { return nil }
         try await reload()
-        return matches(hash)
+        return match(hash)
     }
 
-    private func matches(_ hash: Data) -> Bool {
+    private func match(_ hash: Data) -> String? {
         // Compare against every stored hash, without stopping early.
         cache.withLock { state in
-            state.tokens.reduce(false) { found, stored in Secrets.constantTimeEquals(stored.hash, hash) || found }
+            state.tokens.reduce(String?.none) { found, stored in Secrets.constantTimeEquals(stored.hash, hash) ? stored.id : found }
         }
     }
 

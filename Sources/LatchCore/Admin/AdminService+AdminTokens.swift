@@ -18,11 +18,15 @@ extension AdminService {
         AdminTokenList(tokens: try await store.adminTokens().map { AdminTokenInfo(id: $0.id, name: $0.name, createdAt: $0.createdAt) })
     }
 
-    /// Revokes a token; the last one cannot be revoked (nobody could administer the deployment any more).
-    public func revokeAdminToken(id: String) async throws {
+    /// Revokes a token; the last one cannot be revoked (nobody could administer the deployment any more), and the
+    /// one making the request only with `force` (its next call would be refused: a caller should know).
+    public func revokeAdminToken(id: String, callerTokenID: String?, force: Bool) async throws {
         let tokens = try await store.adminTokens()
         guard tokens.contains(where: { $0.id == id }) else { throw LatchError.notFound("no such admin token") }
         guard tokens.count > 1 else { throw LatchError(.conflict, "the last admin token cannot be revoked; create another first") }
+        guard id != callerTokenID || force else {
+            throw LatchError(.conflict, "this is the token making this request: after revoking it, it is refused; repeat with force=true to revoke it anyway")
+        }
         _ = try await store.deleteAdminToken(id: id)
         try await authenticator.reload()
         logger.info("admin token revoked", metadata: ["id": "\(id)"])

@@ -7,8 +7,8 @@ public struct LatchRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by `BearerAuthenticator` on signed-in routes.
     var caller: SignedInCaller?
-    /// Set by `AdminAuthenticatorMiddleware` on admin routes.
-    var isAdmin = false
+    /// Set by `AdminAuthenticatorMiddleware` on admin routes: the id of the admin token presented.
+    var adminTokenID: String?
     /// The peer's address (the key of rate limits); with `rateLimit.trustForwardedFor`, the middleware replaces it
     /// with the first `X-Forwarded-For` address.
     var clientAddress: String
@@ -45,10 +45,13 @@ struct SignedInContext: ChildRequestContext {
 /// The context of admin routes: the caller presented an admin token.
 struct AdminContext: ChildRequestContext {
     var coreContext: CoreRequestContextStorage
+    /// The id of the admin token that authenticated the request.
+    let tokenID: String
 
     init(context: LatchRequestContext) throws {
-        guard context.isAdmin else { throw LatchError(.unauthorized, "an admin token is required") }
+        guard let tokenID = context.adminTokenID else { throw LatchError(.unauthorized, "an admin token is required") }
         self.coreContext = context.coreContext
+        self.tokenID = tokenID
     }
 
     var maxUploadSize: Int { RequestLimits.maximumBody }

@@ -64,8 +64,10 @@ struct AdminController {
             return try JSONResponse.make(try await admin.createAdminToken(name: body.name), status: .created)
         }
         group.get("tokens") { _, _ -> Response in try JSONResponse.make(try await admin.adminTokens()) }
-        group.delete("tokens/:id") { _, context -> Response in
-            try await admin.revokeAdminToken(id: try context.parameters.require("id"))
+        group.delete("tokens/:id") { request, context -> Response in
+            try await admin.revokeAdminToken(
+                id: try context.parameters.require("id"), callerTokenID: context.tokenID,
+                force: request.uri.queryParameters.get("force") == "true")
             return Self.noContent
         }
         // Signing keys.

@@ -45,11 +45,11 @@ struct AdminAuthenticatorMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
-        guard let token = request.bearerToken, try await admins.isAdmin(token) else {
+        guard let token = request.bearerToken, let id = try await admins.tokenID(of: token) else {
             throw LatchError(.unauthorized, "a valid admin token is required")
         }
         var context = context
-        context.isAdmin = true
+        context.adminTokenID = id
         return try await next(request, context)
     }
 }
