@@ -19,9 +19,10 @@ Task {
 
 do {
     if await !client.isRegistered() {
-        // A test registration key downloaded by an admin (latch admin test-keys create --out test.pem).
+        // A test registration key downloaded by an admin (latch admin test-keys create --out test.pem), and its id.
+        let keyID = ProcessInfo.processInfo.environment["LATCH_TEST_KEY_ID"] ?? "register_key"
         let provider = try TESTAuthenticationProvider(
-            name: "demo", privateKeyPEM: try String(contentsOfFile: "test.pem", encoding: .utf8), keyID: "register_key")
+            name: "demo", privateKeyPEM: try String(contentsOfFile: "test.pem", encoding: .utf8), keyID: keyID)
         try await client.registerWithAuthenticationProvider(provider)
     }
     try await client.signInWithKey()
