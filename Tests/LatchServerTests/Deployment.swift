@@ -10,6 +10,7 @@ import Logging
 @testable import LatchSQLite
 @testable import LatchServer
 import LatchTesting
+import Synchronization
 import Testing
 
 /// One Latch deployment on a fresh SQLite folder with a fixed clock, driven in-process.
@@ -37,14 +38,15 @@ struct Deployment {
 
     var services: LatchServices { deployment.services }
 
-    /// Runs `body` against the router, then closes the store and removes the folder.
-    func run(_ body: @Sendable (Client) async throws -> Void) async throws {
+    /// Runs `body` against the router, then closes the store and removes the folder. With a `recorder`, every
+    /// answer is recorded.
+    func run(recording recorder: AnswerRecorder? = nil, _ body: @Sendable (Client) async throws -> Void) async throws {
         defer {
             store.close()
             directory.remove()
         }
         let app = Application(router: buildRouter(services))
-        try await app.test(.router) { client in try await body(Client(raw: client, deployment: self)) }
+        try await app.test(.router) { client in try await body(Client(raw: client, deployment: self, recorder: recorder)) }
     }
 
     var now: Int64 { clock.seconds }
@@ -70,11 +72,14 @@ struct Reply: Sendable {
 struct Client: Sendable {
     let raw: any TestClientProtocol
     let deployment: Deployment
+    var recorder: AnswerRecorder?
 
     func send(_ method: HTTPRequest.Method, _ path: String, headers: HTTPFields = [:], body: String? = nil) async throws -> Reply {
-        try await raw.execute(uri: path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
+        let reply = try await raw.execute(uri: path, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
             Reply(status: response.status, headers: response.headers, body: Data(response.body.readableBytesView))
         }
+        recorder?.record(method: method.rawValue.lowercased(), path: path, reply: reply)
+        return reply
     }
 
     func postJSON(_ path: String, _ value: some Encodable, bearer: String? = nil) async throws -> Reply {
@@ -175,4 +180,19 @@ func verifyAgainstJWKS(_ token: String, jwks: JSONWebKeySet) throws -> [String: 
     let parsed = try ParsedJWS(token)
     guard let jwk = jwks.keys.first(where: { $0.kid == parsed.keyID }) else { throw JOSEError(.missingKeyID, "kid not published") }
     return try parsed.verify(with: try PublicKey(jwk: jwk)).claims
+}
+
+/// Every answer of a test, for checking against docs/openapi.json (scripts/check_answers.py).
+final class AnswerRecorder: Sendable {
+    private let answers = Mutex<[JSONValue]>([])
+
+    func record(method: String, path: String, reply: Reply) {
+        let body = reply.body.isEmpty ? JSONValue.null : ((try? JSONValue.parse(reply.body)) ?? .string(String(decoding: reply.body, as: UTF8.self)))
+        answers.withLock { $0.append(["method": .string(method), "path": .string(path), "status": .int(Int64(reply.status.code)), "body": body]) }
+    }
+
+    var json: [UInt8] { answers.withLock { JSONValue.array($0).serialized() } }
+
+    /// How many answers were recorded.
+    var count: Int { answers.withLock { $0.count } }
 }

@@ -31,5 +31,6 @@ struct OpenAPITests {
             "/usr/bin/env", ["python3", "-c", script, Self.root.appendingPathComponent("docs/openapi.json").path])
         #expect(status == 0, "\(output)")
         #expect(output.contains("valid") || output.contains("skip"))
+        if ProcessInfo.processInfo.environment["LATCH_CI"] == "1" { #expect(!output.contains("skip"), "CI must run this check: \(output)") }
     }
 }
