@@ -19,8 +19,8 @@ public func buildLatch(
     // Before anything is created or printed: a port in use must not leave a new deployment (and a bootstrap
     // token printed for it) behind.
     try await checkCanListen(host: configuration.host, port: configuration.port)
-    let opened = try OpenedStore.open(configuration, logger: logger)
     let keyEncryptionKey = try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration)
+    let opened = try OpenedStore.open(configuration, logger: logger)
     let server = LatchHTTPService(
         configuration: configuration, opened: opened, keyEncryptionKey: keyEncryptionKey, logger: logger, onServerRunning: onServerRunning)
     return ServiceGroup(

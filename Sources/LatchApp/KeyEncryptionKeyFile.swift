@@ -10,23 +10,29 @@ public enum KeyEncryptionKeyFile {
         if let data = FileManager.default.contents(atPath: path) {
             guard let text = String(data: data, encoding: .utf8),
                 let key = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count == 32
-            else { throw LatchError.invalidInput("\(path) must hold base64 of 32 bytes") }
+            else {
+                throw ConfigurationError(
+                    key: "keys.encryptionKey", source: "file \(path)",
+                    problem: "must hold base64 of 32 bytes: restore the file this deployment made, or set LATCH_KEYS_ENCRYPTION_KEY")
+            }
             return Array(key)
         }
-        try FileManager.default.createDirectory(
-            atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try DataFolder.create(configuration.dataDirectory)
         let key = RandomSource.system.bytes(32)
         // Exclusive create with mode 0600: never readable by others, never overwriting a concurrent writer's key.
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard fd >= 0 else {
             if errno == EEXIST { return try loadOrCreate(configuration: configuration) }
-            throw LatchError(.serverError, "cannot create \(path): errno \(errno)")
+            throw ConfigurationError(
+                key: "data.dir", source: path, problem: "cannot hold a new master.key: \(String(cString: strerror(errno))); check the folder's permissions")
         }
         let text = Array((Data(key).base64EncodedString() + "\n").utf8)
         let written = text.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         let synced = fsync(fd)
         close(fd)
-        guard written == text.count, synced == 0 else { throw LatchError(.serverError, "cannot write \(path)") }
+        guard written == text.count, synced == 0 else {
+            throw ConfigurationError(key: "data.dir", source: path, problem: "master.key could not be written in full: is the disk full?")
+        }
         return key
     }
 }
