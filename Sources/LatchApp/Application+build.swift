@@ -22,23 +22,26 @@ public func buildLatch(
     let keyEncryptionKey = try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration)
     let opened = try OpenedStore.open(configuration, logger: logger)
     let server = LatchHTTPService(
-        configuration: configuration, opened: opened, keyEncryptionKey: keyEncryptionKey, logger: logger, onServerRunning: onServerRunning)
+        configuration: configuration, opened: opened, keyEncryptionKey: Redacted(keyEncryptionKey), logger: logger, onServerRunning: onServerRunning)
     return ServiceGroup(
         configuration: .init(services: [opened.service, server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
 }
 
 /// The HTTP server with housekeeping, over engines assembled once the store is ready.
-struct LatchHTTPService: Service {
+struct LatchHTTPService: Service, CustomStringConvertible {
+    /// What ServiceLifecycle logs: the name alone, never the secrets held.
+    var description: String { "LatchHTTPService" }
+
     let configuration: LatchConfiguration
     let opened: OpenedStore
-    let keyEncryptionKey: [UInt8]
+    let keyEncryptionKey: Redacted<[UInt8]>
     let logger: Logger
     let onServerRunning: @Sendable (Int) async -> Void
 
     func run() async throws {
         try await opened.prepare()
         let deployment = try await LatchDeployment.assemble(
-            configuration: configuration, store: opened.store, keyEncryptionKey: keyEncryptionKey, logger: logger)
+            configuration: configuration, store: opened.store, keyEncryptionKey: keyEncryptionKey.value, logger: logger)
         if let token = deployment.generatedAdminToken {
             // Shown once: only its hash is stored.
             print(

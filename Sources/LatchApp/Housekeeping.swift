@@ -6,7 +6,10 @@ import ServiceLifecycle
 /// Background upkeep: purges expired nonces, `jti`s and dead sessions in bounded batches, drops retired
 /// signing keys nobody can need, and reloads keys, clients and admin tokens so changes made elsewhere are
 /// picked up.
-struct Housekeeping: Service {
+struct Housekeeping: Service, CustomStringConvertible {
+    /// What ServiceLifecycle logs: the name alone, never the secrets held.
+    var description: String { "Housekeeping" }
+
     let deployment: LatchDeployment
     let interval: Duration
     let logger: Logger

@@ -5,7 +5,7 @@ import LatchModel
 /// The key-encryption key: from configuration, or from `<data dir>/master.key` (created 0600 on first start).
 public enum KeyEncryptionKeyFile {
     public static func loadOrCreate(configuration: LatchConfiguration) throws -> [UInt8] {
-        if let key = configuration.keyEncryptionKey { return key }
+        if let key = configuration.keyEncryptionKey { return key.value }
         let path = (configuration.dataDirectory as NSString).appendingPathComponent("master.key")
         if let data = FileManager.default.contents(atPath: path) {
             guard let text = String(data: data, encoding: .utf8),

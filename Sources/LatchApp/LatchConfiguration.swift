@@ -45,20 +45,20 @@ public struct LatchConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var dataDirectory = "./latch-data"
-    /// A PostgreSQL URL; nil means SQLite in `dataDirectory`.
-    public var databaseURL: String?
+    /// A PostgreSQL URL (it may hold a password); nil means SQLite in `dataDirectory`.
+    public var databaseURL: Redacted<String>?
     public var databasePoolSize = 16
     /// Seconds before a PostgreSQL operation is given up (503).
     public var databaseTimeout: Int64 = 5
     public var issuer: String?
     public var signingAlgorithm: JWSAlgorithm = .ES256
     /// 32 bytes; when nil, read from (or created in) `<dataDirectory>/master.key`.
-    public var keyEncryptionKey: [UInt8]?
+    public var keyEncryptionKey: Redacted<[UInt8]>?
     public var tokens: TokenSettingsOverrides = .init()
     public var assertions = AssertionSettings()
     public var registration = RegistrationSettings()
     public var sensitiveMaxAge: Int64 = 300
-    public var adminToken: String?
+    public var adminToken: Redacted<String>?
     public var defaultClientID = "default"
     public var logLevel: Logger.Level = .info
     public var housekeepingInterval: Int = 60
@@ -94,25 +94,26 @@ public struct LatchConfiguration: Sendable {
     /// Reads every key from `reader`; throws ``ConfigurationError`` naming the first value out of range. Values of
     /// the wrong type are caught by ``load(overrides:environment:configFile:)``, which also names the source.
     public init(reader: ConfigReader) throws {
-        func positive(_ key: String, _ fallback: Int64) throws -> Int64 {
+        func ranged(_ key: String, _ fallback: Int64) throws -> Int64 {
             let value = Int64(reader.int(forKey: ConfigKey(key), default: Int(fallback)))
-            guard value > 0 else { throw ConfigurationError(key: key, problem: "must be positive, not \(value)") }
+            let range = Self.ranges[key]!
+            guard range.contains(value) else {
+                throw ConfigurationError(key: key, problem: "must be \(range.lowerBound)–\(range.upperBound), not \(value)")
+            }
             return value
         }
         host = reader.string(forKey: "http.host", default: host)
-        port = reader.int(forKey: "http.port", default: port)
-        guard (0...65535).contains(port) else { throw ConfigurationError(key: "http.port", problem: "must be 0–65535, not \(port)") }
+        port = Int(try ranged("http.port", Int64(port)))
         dataDirectory = reader.string(forKey: "data.dir", default: dataDirectory)
-        databaseURL = reader.string(forKey: "database.url", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
+        let databaseURL = reader.string(forKey: "database.url", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
+        self.databaseURL = databaseURL.map(Redacted.init)
         if let databaseURL, !(databaseURL.hasPrefix("postgres://") || databaseURL.hasPrefix("postgresql://")) {
             throw ConfigurationError(key: "database.url", problem: "must be a postgres:// URL")
         }
-        databasePoolSize = Int(try positive("database.poolSize", Int64(databasePoolSize)))
-        databaseTimeout = try positive("database.timeout", databaseTimeout)
+        databasePoolSize = Int(try ranged("database.poolSize", Int64(databasePoolSize)))
+        databaseTimeout = try ranged("database.timeout", databaseTimeout)
         issuer = reader.string(forKey: "issuer")
-        if let issuer, URL(string: issuer)?.scheme == nil {
-            throw ConfigurationError(key: "issuer", problem: "must be an absolute URL")
-        }
+        if let issuer, let problem = Self.issuerProblem(issuer) { throw ConfigurationError(key: "issuer", problem: problem) }
         let algorithm = reader.string(forKey: "keys.algorithm", default: "ES256")
         guard let parsed = JWSAlgorithm(rawValue: algorithm) else {
             throw ConfigurationError(key: "keys.algorithm", problem: "must be ES256 or RS256")
@@ -122,31 +123,70 @@ public struct LatchConfiguration: Sendable {
             guard let bytes = Data(base64Encoded: encoded), bytes.count == 32 else {
                 throw ConfigurationError(key: "keys.encryptionKey", problem: "must be base64 of 32 bytes")
             }
-            keyEncryptionKey = Array(bytes)
+            keyEncryptionKey = Redacted(Array(bytes))
         }
-        tokens.accessLifetime = try positive("tokens.accessLifetime", tokens.accessLifetime)
-        tokens.idLifetime = try positive("tokens.idLifetime", tokens.idLifetime)
-        tokens.refreshLifetime = try positive("tokens.refreshLifetime", tokens.refreshLifetime)
-        tokens.refreshGrace = Int64(reader.int(forKey: "tokens.refreshGrace", default: Int(tokens.refreshGrace)))
+        tokens.accessLifetime = try ranged("tokens.accessLifetime", tokens.accessLifetime)
+        tokens.idLifetime = try ranged("tokens.idLifetime", tokens.idLifetime)
+        tokens.refreshLifetime = try ranged("tokens.refreshLifetime", tokens.refreshLifetime)
+        tokens.refreshGrace = try ranged("tokens.refreshGrace", tokens.refreshGrace)
         tokens.accessAudience = reader.string(forKey: "tokens.accessAudience")
         assertions.audience = reader.string(forKey: "assertions.audience", default: assertions.audience)
-        assertions.clockSkew = Int64(reader.int(forKey: "assertions.clockSkew", default: Int(assertions.clockSkew)))
-        assertions.defaultIssuerMaxLifetime = try positive("assertions.maxLifetime", assertions.defaultIssuerMaxLifetime)
-        assertions.deviceAssertionMaxLifetime = try positive("assertions.deviceMaxLifetime", assertions.deviceAssertionMaxLifetime)
-        assertions.nonceLifetime = try positive("signIn.nonceLifetime", assertions.nonceLifetime)
+        assertions.clockSkew = try ranged("assertions.clockSkew", assertions.clockSkew)
+        assertions.defaultIssuerMaxLifetime = try ranged("assertions.maxLifetime", assertions.defaultIssuerMaxLifetime)
+        assertions.deviceAssertionMaxLifetime = try ranged("assertions.deviceMaxLifetime", assertions.deviceAssertionMaxLifetime)
+        assertions.nonceLifetime = try ranged("signIn.nonceLifetime", assertions.nonceLifetime)
         registration.testKeysEnabled = reader.bool(forKey: "registration.testKeys", default: true)
-        sensitiveMaxAge = try positive("sensitive.maxAgeSeconds", sensitiveMaxAge)
-        adminToken = reader.string(forKey: "admin.token", isSecret: true)
+        sensitiveMaxAge = try ranged("sensitive.maxAgeSeconds", sensitiveMaxAge)
+        let adminToken = reader.string(forKey: "admin.token", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
+        if let adminToken, let problem = Self.adminTokenProblem(adminToken) { throw ConfigurationError(key: "admin.token", problem: problem) }
+        self.adminToken = adminToken.map(Redacted.init)
         defaultClientID = reader.string(forKey: "clients.default", default: defaultClientID)
         let level = reader.string(forKey: "log.level", default: "info")
         guard let logLevel = Logger.Level(rawValue: level) else {
             throw ConfigurationError(key: "log.level", problem: "must be trace, debug, info, notice, warning, error or critical")
         }
         self.logLevel = logLevel
-        housekeepingInterval = Int(try positive("housekeeping.interval", Int64(housekeepingInterval)))
-        rateLimitPerMinute = reader.int(forKey: "rateLimit.perMinute", default: rateLimitPerMinute)
-        guard rateLimitPerMinute >= 0 else { throw ConfigurationError(key: "rateLimit.perMinute", problem: "must be 0 or more") }
+        housekeepingInterval = Int(try ranged("housekeeping.interval", Int64(housekeepingInterval)))
+        rateLimitPerMinute = Int(try ranged("rateLimit.perMinute", Int64(rateLimitPerMinute)))
         trustForwardedFor = reader.bool(forKey: "rateLimit.trustForwardedFor", default: false)
+    }
+
+    /// The accepted range of every numeric setting (docs/configuration.md states each). Lifetimes stay far from
+    /// `Int64` overflow, so no time computed from them can trap.
+    public static let ranges: [String: ClosedRange<Int64>] = [
+        "http.port": 0...65_535, "database.poolSize": 1...512, "database.timeout": 1...600,
+        "tokens.accessLifetime": 1...86_400, "tokens.idLifetime": 1...86_400, "tokens.refreshLifetime": 60...31_622_400,
+        "tokens.refreshGrace": 0...3_600, "assertions.clockSkew": 0...600, "assertions.maxLifetime": 1...86_400,
+        "assertions.deviceMaxLifetime": 1...3_600, "signIn.nonceLifetime": 1...3_600, "sensitive.maxAgeSeconds": 1...86_400,
+        "housekeeping.interval": 1...86_400, "rateLimit.perMinute": 0...1_000_000,
+    ]
+
+    /// Why `issuer` cannot be an OpenID issuer identifier (OpenID Connect Discovery 1.0 §2: an `https` URL — `http`
+    /// is allowed for local use — with a host, no query and no fragment), or nil when it can.
+    static func issuerProblem(_ issuer: String) -> String? {
+        guard issuer.utf8.count <= 512 else { return "must be at most 512 characters" }
+        guard !issuer.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value >= 0x7F }) else {
+            return "must be a URL without spaces, control or non-ASCII characters (percent-encode them)"
+        }
+        guard let url = URLComponents(string: issuer), let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
+            return "must be an absolute http(s) URL, like https://id.example.com"
+        }
+        guard let host = url.host, !host.isEmpty else { return "must name a host" }
+        guard url.query == nil, url.fragment == nil else { return "must not have a query (?) or a fragment (#)" }
+        guard url.user == nil, url.password == nil else { return "must not hold a user name or password" }
+        guard !issuer.hasSuffix("/") else { return "must not end with / (the discovery document is at <issuer>/.well-known/openid-configuration)" }
+        return nil
+    }
+
+    /// Why `token` cannot be the admin token, or nil when it can: 16–512 characters of the RFC 6750 `b64token`
+    /// alphabet, so that it can travel in an `Authorization: Bearer` header unchanged.
+    static func adminTokenProblem(_ token: String) -> String? {
+        guard (16...512).contains(token.utf8.count) else { return "must be 16–512 characters, not \(token.utf8.count)" }
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=".utf8)
+        guard token.utf8.allSatisfy(allowed.contains), token.utf8.first != UInt8(ascii: "=") else {
+            return "must be letters, digits and - . _ ~ + / (a bearer token, RFC 6750 §2.1; e.g. openssl rand -base64 32)"
+        }
+        return nil
     }
 
     /// Every key a deployment reads (the table above); a configuration file naming another is refused.

@@ -31,7 +31,7 @@ public struct LatchDeployment: Sendable {
         let clients = ClientRegistry(store: store, defaultClientID: configuration.defaultClientID, clock: clock)
         try await clients.reload()
         let adminAuthenticator = AdminAuthenticator(store: store, clock: clock)
-        let generated = try await adminAuthenticator.bootstrap(configured: configuration.adminToken, random: random)
+        let generated = try await adminAuthenticator.bootstrap(configured: configuration.adminToken?.value, random: random)
 
         let minter = TokenMinter(keys: keys, settings: tokens, random: random)
         let refreshTokens = RefreshTokenCodec(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "refresh-token mac v1"))

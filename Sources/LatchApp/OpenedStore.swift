@@ -19,7 +19,7 @@ public struct OpenedStore: Sendable {
     /// With `create` false (commands that work on an existing deployment) a data folder without a database is
     /// refused instead of being made into an empty deployment.
     public static func open(_ configuration: LatchConfiguration, logger: Logger, create: Bool = true) throws -> OpenedStore {
-        if let url = configuration.databaseURL {
+        if let url = configuration.databaseURL?.value {
             let store = try PostgresStore(
                 url: url, poolSize: configuration.databasePoolSize, operationTimeout: .seconds(configuration.databaseTimeout), logger: logger)
             return OpenedStore(store: store, service: PostgresPool(store: store), prepare: { try await store.prepare() })
@@ -47,14 +47,16 @@ public struct OpenedStore: Sendable {
 }
 
 /// PostgreSQL's connection pool as a service.
-struct PostgresPool: Service {
+struct PostgresPool: Service, CustomStringConvertible {
+    var description: String { "PostgresPool" }
     let store: PostgresStore
     func run() async throws { await store.run() }
 }
 
 /// Closes the SQLite store at shutdown, after the services that use it have stopped (a service group stops its
 /// services in reverse order).
-struct SQLiteCloser: Service {
+struct SQLiteCloser: Service, CustomStringConvertible {
+    var description: String { "SQLiteCloser" }
     let store: SQLiteStore
     func run() async throws {
         try? await gracefulShutdown()

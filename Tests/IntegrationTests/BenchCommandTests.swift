@@ -16,6 +16,7 @@ struct BenchCommandTests {
             ["bench", "--duration", "1", "--connections", "2", "--scenarios", "jwks,refresh,key-sign-in", "--json", json], timeout: 120)
         #expect(status == 0, "\(output)")
         #expect(output.contains("cold start:"))
+        #expect(!output.contains("did not stop"), "the server hung at shutdown:\n\(output)")
         for scenario in ["jwks", "refresh", "key-sign-in"] {
             let row = output.split(separator: "\n").first { $0.hasPrefix(scenario + " ") }
             #expect(row != nil, "no row for \(scenario):\n\(output)")

@@ -86,6 +86,45 @@ struct LiveServerTests {
         #expect(try await second.terminate() == 0, "\(second.log)")
     }
 
+    @Test("At trace level, a full flow logs no secret: admin token, key-encryption key, JWTs, access, refresh and ID tokens")
+    func noSecretInTraceLog() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let work = directory.path + "/work"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        let keyBytes = (0..<32).map { UInt8(200 + $0 % 50) }
+        let keyEncryptionKey = Data(keyBytes).base64EncodedString()
+        let server = try LatchServer(
+            dataDirectory: directory.path + "/data", port: try freePort(),
+            environment: ["LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH_KEYS_ENCRYPTION_KEY": keyEncryptionKey, "LATCH_LOG_LEVEL": "trace"])
+        try await server.waitUntilListening()
+        let (status, output) = try await run(
+            "/bin/bash", [packageRoot.appendingPathComponent("scripts/walkthrough.sh").path],
+            environment: ["LATCH": server.base, "LATCH_ADMIN_TOKEN": Self.adminToken, "WORK": work])
+        #expect(status == 0, "walkthrough failed:\n\(output)\nserver log:\n\(server.log)")
+        // Refused requests carry secrets too: a replayed refresh token, a wrong admin token, a replayed JWT.
+        let token = { (name: String) in try String(contentsOfFile: work + "/" + name, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) }
+        _ = try await http("POST", server.base + "/oauth2/token", form: ["grant_type": "refresh_token", "refresh_token": try token("refresh_1")])
+        _ = try await http("POST", server.base + "/oauth2/token", form: ["grant_type": GrantType.jwtBearer, "assertion": try token("sign-in.jwt")])
+        _ = try await http("GET", server.base + "/admin/v1/users", bearer: "wrong-admin-token-with-a-secret-1")
+        #expect(try await server.terminate() == 0)
+        let log = server.log
+        #expect(log.contains("trace") || log.contains("debug"), "the server did not log at trace level:\n\(log)")
+        var secrets = [
+            "admin token": Self.adminToken, "wrong admin token": "wrong-admin-token-with-a-secret-1",
+            "key-encryption key (base64)": keyEncryptionKey, "key-encryption key (bytes)": keyBytes[0..<8].map(String.init).joined(separator: ", "),
+            "key-encryption key (hex)": keyBytes[0..<8].map { String($0, radix: 16) }.joined(),
+        ]
+        for name in ["registration.jwt", "sign-in.jwt", "refresh_1", "refresh_2", "access_token", "id_token"] {
+            let value = try token(name)
+            // The signature part of a JWT, or the secret part of an opaque token: no prefix of it may appear.
+            secrets[name] = String(value.split(separator: ".").last.map(String.init)?.suffix(24) ?? "")
+        }
+        for (name, secret) in secrets {
+            #expect(!secret.isEmpty && !log.contains(secret), "the log shows the \(name)")
+        }
+    }
+
     @Test("The README's device walkthrough (latch device on the SDK) runs against `latch serve`")
     func deviceWalkthrough() async throws {
         let directory = TemporaryDirectory()

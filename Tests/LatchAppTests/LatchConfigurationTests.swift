@@ -30,9 +30,29 @@ struct ConfigurationTests {
                 configFile: file))
         #expect(configuration.port == 9090)
         #expect(configuration.sensitiveMaxAge == 45)
-        #expect(configuration.adminToken == "from-env-0123456789")
+        #expect(configuration.adminToken?.value == "from-env-0123456789")
         #expect(configuration.tokens.refreshGrace == 5)
         #expect(configuration.registration.testKeysEnabled == false)
+    }
+
+    @Test("Secrets never show in a description, a debug description or a dump of the configuration")
+    func secretsRedacted() async throws {
+        let key = Data((0..<32).map { UInt8(100 + $0) })
+        let configuration = try LatchConfiguration(
+            reader: try await LatchConfiguration.reader(
+                overrides: [:],
+                environment: [
+                    "LATCH_ADMIN_TOKEN": "admin-secret-0123456789", "LATCH_KEYS_ENCRYPTION_KEY": key.base64EncodedString(),
+                    "LATCH_DATABASE_URL": "postgres://latch:pg-password@127.0.0.1/latch",
+                ],
+                configFile: nil))
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for text in [String(describing: configuration), String(reflecting: configuration), dumped, "\(configuration)"] {
+            #expect(!text.contains("admin-secret") && !text.contains("pg-password") && !text.contains("100, 101, 102"), "\(text)")
+            #expect(text.contains("<redacted>"))
+        }
+        #expect(configuration.keyEncryptionKey?.value == Array(key))
     }
 
     @Test("Bad values are refused by name, with the source", arguments: [
@@ -83,5 +103,66 @@ struct ConfigurationTests {
             return line.dropFirst(3).prefix { $0 != "`" }.description
         }
         #expect(documented.sorted() == LatchConfiguration.keys.sorted())
+        // Each numeric setting's range is stated on its line, as the start refuses it.
+        for (key, range) in LatchConfiguration.ranges {
+            let line = doc.split(separator: "\n").first { $0.hasPrefix("| `\(key)`") }
+            #expect(line?.contains("\(range.lowerBound)–\(range.upperBound)") == true, "docs/configuration.md does not state the range of \(key)")
+        }
+    }
+
+    @Test("Every numeric setting is refused outside its range — Int64.max included — so no time computed from one can overflow")
+    func numericRanges() async throws {
+        for (key, range) in LatchConfiguration.ranges.sorted(by: { $0.key < $1.key }) {
+            let variable = "LATCH_" + key.replacingOccurrences(of: ".", with: "_").reduce(into: "") { name, character in
+                name += character.isUppercase ? "_" + String(character) : character.uppercased()
+            }
+            for value in [Int64.max, range.upperBound + 1, range.lowerBound - 1, Int64.min] {
+                do {
+                    _ = try await LatchConfiguration.load(overrides: [:], environment: [variable: String(value)], configFile: nil)
+                    Issue.record("\(variable)=\(value) was accepted")
+                } catch let error as ConfigurationError {
+                    #expect(error.key == key && error.source == "environment variable \(variable)", "\(error)")
+                    #expect(error.problem.contains("\(range.lowerBound)–\(range.upperBound)"), "\(error)")
+                }
+            }
+            for value in [range.lowerBound, range.upperBound] {
+                do {
+                    _ = try await LatchConfiguration.load(overrides: [:], environment: [variable: String(value)], configFile: nil)
+                } catch {
+                    Issue.record("\(variable)=\(value) was refused: \(error)")
+                }
+            }
+        }
+    }
+
+    @Test("An issuer that is not an http(s) URL with a host, or that has a query, fragment, user, newline or trailing slash, is refused", arguments: [
+        "ftp://id.example.com", "https://id.example.com?x=1", "https://id.example.com#top", "https://id.example.com\nX-Evil: 1",
+        "https://id.example.com/ ", "https://user:pw@id.example.com", "https://", "id.example.com", "https://id.example.com/",
+        "javascript:alert(1)", "https://id.exämple.com",
+    ])
+    func badIssuers(issuer: String) async throws {
+        await #expect(throws: ConfigurationError.self, "\(issuer)") {
+            _ = try await LatchConfiguration.load(overrides: [:], environment: ["LATCH_ISSUER": issuer], configFile: nil)
+        }
+    }
+
+    @Test("Good issuers are kept as given", arguments: ["https://id.example.com", "http://127.0.0.1:8080", "https://example.com/tenants/acme"])
+    func goodIssuers(issuer: String) async throws {
+        let configuration = try await LatchConfiguration.load(overrides: [:], environment: ["LATCH_ISSUER": issuer], configFile: nil)
+        #expect(configuration.issuerURL == issuer)
+    }
+
+    @Test("An admin token that could never match a bearer header (spaces, control characters, too short or too long) is refused", arguments: [
+        String(repeating: " ", count: 16), "short-token", "token with spaces inside it", "tab\tseparated-token-value", String(repeating: "a", count: 513),
+        "=leading-equals-sign-token", "ünïcödé-token-value-1234",
+    ])
+    func badAdminTokens(token: String) async throws {
+        do {
+            _ = try await LatchConfiguration.load(overrides: [:], environment: ["LATCH_ADMIN_TOKEN": token], configFile: nil)
+            Issue.record("accepted \(token.debugDescription)")
+        } catch let error as ConfigurationError {
+            #expect(error.key == "admin.token")
+            #expect(!error.description.contains(token), "the refusal repeats the secret")
+        }
     }
 }

@@ -31,7 +31,7 @@ struct LiveLatch: Sendable {
         let port = try LoopbackPort.free()
         var configuration = LatchConfiguration()
         configuration.issuer = "http://127.0.0.1:\(port)"
-        configuration.adminToken = adminToken
+        configuration.adminToken = Redacted(adminToken)
         configuration.dataDirectory = directory.path
         let store = try SQLiteStore(directory: directory.path)
         defer { store.close() }

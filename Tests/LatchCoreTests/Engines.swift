@@ -13,21 +13,26 @@ struct Engines {
     let clock = TestClock()
     let random = RandomSource.seeded(42)
     let tokens: TokenSettings
-    let assertions = AssertionSettings()
+    let assertions: AssertionSettings
     let keys: SigningKeyRing
     let refreshTokens = RefreshTokenCodec(key: KeySealer.derivedKey(from: [UInt8](repeating: 9, count: 32), purpose: "test"))
     let clients: ClientRegistry
 
     var now: Int64 { clock.seconds }
 
-    static func make(_ configure: (inout TokenSettings) -> Void = { _ in }) async throws -> Engines {
+    static func make(
+        assertions configureAssertions: (inout AssertionSettings) -> Void = { _ in }, _ configure: (inout TokenSettings) -> Void = { _ in }
+    ) async throws -> Engines {
         var tokens = TokenSettings(issuer: "https://latch.test")
         configure(&tokens)
-        return try await Engines(tokens: tokens)
+        var assertions = AssertionSettings()
+        configureAssertions(&assertions)
+        return try await Engines(tokens: tokens, assertions: assertions)
     }
 
-    private init(tokens: TokenSettings) async throws {
+    private init(tokens: TokenSettings, assertions: AssertionSettings) async throws {
         self.tokens = tokens
+        self.assertions = assertions
         keys = try await SigningKeyRing.load(
             store: store, sealer: try KeySealer(keyEncryptionKey: [UInt8](repeating: 1, count: 32)), clock: clock.clock, random: random,
             algorithm: .ES256, publicationAfterRetirement: 3660)

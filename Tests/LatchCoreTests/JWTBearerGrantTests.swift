@@ -58,6 +58,19 @@ struct JWTBearerGrantTests {
             assertion: try Assertions.device(username: "bob", keyID: "device-1", nonce: second.nonce, now: engines.now).sign(with: TestKeys.p256))
     }
 
+    @Test("Lifetimes and skew at Int64.max (settings made in code, past the configuration's ranges) saturate instead of trapping")
+    func hugeLifetimes() async throws {
+        let engines = try await Engines.make(
+            assertions: { $0.nonceLifetime = .max; $0.clockSkew = .max },
+            { $0.accessTokenLifetime = .max; $0.idTokenLifetime = .max; $0.refreshFamilyLifetime = .max })
+        try await engines.registerDevice("bob")
+        let challenge = try await engines.nonces.issue(SignInChallengeRequest(username: "bob"))
+        let tokens = try await engines.signIn(
+            assertion: try Assertions.device(username: "bob", keyID: "device-1", nonce: challenge.nonce, now: engines.now).sign(with: TestKeys.p256))
+        #expect(tokens.expiresIn > 0)
+        _ = try await engines.refresh(tokens.refreshToken)
+    }
+
     @Test("Device key: a nonce issued for another user, an unknown user, or an expired nonce are refused")
     func deviceKeyNonces() async throws {
         let engines = try await Engines.make()

@@ -24,7 +24,7 @@ struct Deployment {
     static func make(_ configure: (inout LatchConfiguration) -> Void = { _ in }) async throws -> Deployment {
         var configuration = LatchConfiguration()
         configuration.issuer = "https://latch.test"
-        configuration.adminToken = adminToken
+        configuration.adminToken = Redacted(adminToken)
         configure(&configuration)
         let directory = TemporaryDirectory()
         configuration.dataDirectory = directory.path

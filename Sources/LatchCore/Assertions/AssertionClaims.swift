@@ -79,11 +79,11 @@ public struct AssertionClaims: Sendable {
         let expiresAt = try numericDate("exp", required: true)!
         let notBefore = try numericDate("nbf", required: false)
         // Step 4.
-        guard issuedAt <= now + skew else { throw fail("the iat claim is in the future") }
+        guard issuedAt <= now.adding(seconds: skew) else { throw fail("the iat claim is in the future") }
         // Step 5.
-        guard expiresAt > now - skew else { throw fail("the assertion has expired") }
+        guard expiresAt > now.adding(seconds: -skew) else { throw fail("the assertion has expired") }
         // Step 6.
-        if let notBefore, notBefore > now + skew { throw fail("the assertion is not yet valid (nbf)") }
+        if let notBefore, notBefore > now.adding(seconds: skew) { throw fail("the assertion is not yet valid (nbf)") }
         // Step 7.
         guard expiresAt > issuedAt else { throw fail("exp is not after iat") }
         guard expiresAt - issuedAt <= maxLifetime else {

@@ -32,14 +32,14 @@ public struct TokenMinter: Sendable {
     func idTokenClaims(user: User, session: Session, now: Int64) -> IDTokenClaims {
         IDTokenClaims(
             issuer: settings.issuer, subject: user.id, audience: session.clientID, issuedAt: now,
-            expiresAt: now + settings.idTokenLifetime, authTime: session.authTime, amr: session.amr, sessionID: session.id,
+            expiresAt: now.adding(seconds: settings.idTokenLifetime), authTime: session.authTime, amr: session.amr, sessionID: session.id,
             username: user.username, custom: user.claims)
     }
 
     func accessTokenClaims(user: User, session: Session, now: Int64) -> AccessTokenClaims {
         AccessTokenClaims(
             issuer: settings.issuer, subject: user.id, audience: settings.accessTokenAudience, clientID: session.clientID,
-            issuedAt: now, expiresAt: now + settings.accessTokenLifetime, jwtID: random.token(byteCount: 16),
+            issuedAt: now, expiresAt: now.adding(seconds: settings.accessTokenLifetime), jwtID: random.token(byteCount: 16),
             scope: session.scope, sessionID: session.id, authTime: session.authTime)
     }
 }

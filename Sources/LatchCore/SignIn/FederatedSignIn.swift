@@ -27,7 +27,7 @@ public struct FederatedSignIn: AssertionSignIn {
         }
         let kept = FederatedAssertion.keptClaims(claims.all, allowed: verified.key.allowedClaims)
         return VerifiedSignIn(
-            user: user, amr: ["fed"], consumes: .jti(claims.jwtID, issuer: claims.issuer, until: claims.expiresAt + settings.clockSkew),
+            user: user, amr: ["fed"], consumes: .jti(claims.jwtID, issuer: claims.issuer, until: claims.expiresAt.adding(seconds: settings.clockSkew)),
             // Only a change is written: most sign-ins carry the same claims as last time.
             updatedClaims: kept == user.claims ? nil : kept)
     }

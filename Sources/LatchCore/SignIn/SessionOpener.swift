@@ -36,7 +36,7 @@ public struct SessionOpener: Sendable {
     public func open(_ signIn: VerifiedSignIn, client: Client, scope: String, now: Int64) async throws -> TokenResponse {
         let session = Session(
             id: random.timeOrderedID(now: clock.now()), userID: signIn.user.id, clientID: client.id, authTime: now,
-            amr: signIn.amr, scope: scope, createdAt: now, expiresAt: now + tokens.refreshFamilyLifetime)
+            amr: signIn.amr, scope: scope, createdAt: now, expiresAt: now.adding(seconds: tokens.refreshFamilyLifetime))
         do {
             try await store.write { Self.start(session, signIn, on: $0) }
         } catch Refusal.replayed {

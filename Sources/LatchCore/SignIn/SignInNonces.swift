@@ -27,7 +27,7 @@ public struct SignInNonces: Sendable {
         let nonce = Self.prefix + random.token()
         let now = clock.seconds()
         if let user = try await store.user(username: request.username) {
-            let expiresAt = now + settings.nonceLifetime
+            let expiresAt = now.adding(seconds: settings.nonceLifetime)
             let keep = settings.maxOutstandingNonces
             try await store.write { $0.insertNonce(nonce, userID: user.id, expiresAt: expiresAt, keepNewest: keep) }
         }

@@ -71,11 +71,17 @@ final class ServerProcess {
         _ = FileManager.default.createFile(atPath: "/proc/\(process.processIdentifier)/clear_refs", contents: Data("5".utf8))
     }
 
+    /// SIGTERM, then SIGKILL after 10 s: a server that does not shut down cannot hang the benchmark.
     func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let asked = LoadRunner.now()
+        while process.isRunning && LoadRunner.now() - asked < 10 { usleep(10_000) }
         if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+            FileHandle.standardError.write(Data("latch bench: the server did not stop within 10 s of SIGTERM; killing it\n".utf8))
+            kill(process.processIdentifier, SIGKILL)
         }
+        process.waitUntilExit()
     }
 
     deinit { stop() }

@@ -27,6 +27,6 @@ public struct FederatedJWTProof: RegistrationProof {
         return VerifiedRegistration(
             username: claims.subject, kind: .federated, federatedIdentity: (claims.issuer, claims.subject),
             claims: FederatedAssertion.keptClaims(claims.all, allowed: verified.key.allowedClaims),
-            consumes: .jti(claims.jwtID, issuer: claims.issuer, until: claims.expiresAt + assertions.clockSkew))
+            consumes: .jti(claims.jwtID, issuer: claims.issuer, until: claims.expiresAt.adding(seconds: assertions.clockSkew)))
     }
 }

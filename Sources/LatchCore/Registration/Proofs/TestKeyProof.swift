@@ -31,7 +31,7 @@ public struct TestKeyProof: RegistrationProof {
         let claims = verified.claims
         return VerifiedRegistration(
             username: claims.subject, kind: .test, deviceKey: deviceKey,
-            consumes: .jti(claims.jwtID, issuer: "test:\(verified.key.keyID)", until: claims.expiresAt + assertions.clockSkew))
+            consumes: .jti(claims.jwtID, issuer: "test:\(verified.key.keyID)", until: claims.expiresAt.adding(seconds: assertions.clockSkew)))
     }
 }
 
