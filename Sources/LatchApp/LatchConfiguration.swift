@@ -40,7 +40,9 @@ import Synchronization
 /// | `log.level` | `info` | `trace` … `critical` |
 /// | `housekeeping.interval` | `60` | seconds between purges of expired rows and key reloads |
 /// | `rateLimit.perMinute` | `600` | requests a minute per client address to the token, registration and challenge endpoints (0: off) |
-/// | `rateLimit.trustForwardedFor` | `false` | take the client address from `X-Forwarded-For` (only behind a trusted balancer) |
+/// | `rateLimit.trustForwardedFor` | `false` | take the client address from `X-Forwarded-For` (only behind trusted proxies) |
+/// | `rateLimit.trustedHops` | `1` | trusted proxies in front of Latch: the client is the address this many entries from the right of `X-Forwarded-For` |
+/// | `rateLimit.adminFailuresPerMinute` | `30` | failed admin authentications a minute per address before 429 (0: off) |
 public struct LatchConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
@@ -65,6 +67,10 @@ public struct LatchConfiguration: Sendable {
     /// Requests a minute per client address on unauthenticated endpoints; 0 turns limiting off.
     public var rateLimitPerMinute = 600
     public var trustForwardedFor = false
+    /// With `trustForwardedFor`: trusted proxies in front of Latch; the client is this many entries from the right.
+    public var trustedHops = 1
+    /// Failed admin authentications a minute per address before 429; 0 turns the limit off.
+    public var adminFailuresPerMinute = 30
 
     /// Token settings that do not depend on the issuer URL.
     public struct TokenSettingsOverrides: Sendable {
@@ -149,6 +155,8 @@ public struct LatchConfiguration: Sendable {
         housekeepingInterval = Int(try ranged("housekeeping.interval", Int64(housekeepingInterval)))
         rateLimitPerMinute = Int(try ranged("rateLimit.perMinute", Int64(rateLimitPerMinute)))
         trustForwardedFor = reader.bool(forKey: "rateLimit.trustForwardedFor", default: false)
+        trustedHops = Int(try ranged("rateLimit.trustedHops", Int64(trustedHops)))
+        adminFailuresPerMinute = Int(try ranged("rateLimit.adminFailuresPerMinute", Int64(adminFailuresPerMinute)))
     }
 
     /// The accepted range of every numeric setting (docs/configuration.md states each). Lifetimes stay far from
@@ -158,7 +166,8 @@ public struct LatchConfiguration: Sendable {
         "tokens.accessLifetime": 1...86_400, "tokens.idLifetime": 1...86_400, "tokens.refreshLifetime": 60...31_622_400,
         "tokens.refreshGrace": 0...3_600, "assertions.clockSkew": 0...600, "assertions.maxLifetime": 1...86_400,
         "assertions.deviceMaxLifetime": 1...3_600, "signIn.nonceLifetime": 1...3_600, "sensitive.maxAgeSeconds": 1...86_400,
-        "housekeeping.interval": 1...86_400, "rateLimit.perMinute": 0...1_000_000,
+        "housekeeping.interval": 1...86_400, "rateLimit.perMinute": 0...1_000_000, "rateLimit.trustedHops": 1...10,
+        "rateLimit.adminFailuresPerMinute": 0...10_000,
     ]
 
     /// Why `issuer` cannot be an OpenID issuer identifier (OpenID Connect Discovery 1.0 §2: an `https` URL — `http`
@@ -195,7 +204,7 @@ public struct LatchConfiguration: Sendable {
         "keys.encryptionKey", "tokens.accessLifetime", "tokens.idLifetime", "tokens.refreshLifetime", "tokens.refreshGrace",
         "tokens.accessAudience", "assertions.audience", "assertions.clockSkew", "assertions.maxLifetime", "assertions.deviceMaxLifetime",
         "signIn.nonceLifetime", "registration.testKeys", "sensitive.maxAgeSeconds", "admin.token", "clients.default", "log.level",
-        "housekeeping.interval", "rateLimit.perMinute", "rateLimit.trustForwardedFor",
+        "housekeeping.interval", "rateLimit.perMinute", "rateLimit.trustForwardedFor", "rateLimit.trustedHops", "rateLimit.adminFailuresPerMinute",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —

@@ -59,10 +59,11 @@ public struct LatchDeployment: Sendable {
             disabled.insert(.test)
         }
 
-        let services = LatchServices(
+        var services = LatchServices(
             settings: LatchServices.Settings(
                 issuer: configuration.issuerURL, signingAlgorithm: configuration.signingAlgorithm.rawValue, scopes: tokens.allowedScopes.sorted(),
-                rateLimitPerMinute: configuration.rateLimitPerMinute, trustForwardedFor: configuration.trustForwardedFor),
+                rateLimitPerMinute: configuration.rateLimitPerMinute, trustForwardedFor: configuration.trustForwardedFor,
+                trustedHops: configuration.trustedHops, adminFailuresPerMinute: configuration.adminFailuresPerMinute),
             keys: keys, clients: clients,
             tokens: TokenEndpoint(grants: grants, clients: clients),
             revocation: TokenRevocation(store: store, refreshTokens: refreshTokens, accessTokens: accessTokens, clock: clock, logger: logger),
@@ -75,6 +76,7 @@ public struct LatchDeployment: Sendable {
                 store: store, keys: keys, clients: clients, authenticator: adminAuthenticator, assertions: assertions, clock: clock,
                 random: random, logger: logger),
             adminAuthenticator: adminAuthenticator, readiness: store)
+        services.clock = clock
         return LatchDeployment(configuration: configuration, store: store, services: services, clock: clock, generatedAdminToken: generated)
     }
 }

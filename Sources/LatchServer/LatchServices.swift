@@ -12,15 +12,25 @@ public struct LatchServices: Sendable {
         public var scopes: [String]
         /// Requests a minute per client address to the unauthenticated endpoints that write; 0 turns limiting off.
         public var rateLimitPerMinute: Int
-        /// Take the client address from `X-Forwarded-For` (only behind a trusted balancer).
+        /// Take the client address from `X-Forwarded-For` (only behind trusted proxies).
         public var trustForwardedFor: Bool
+        /// With `trustForwardedFor`: how many trusted proxies append to `X-Forwarded-For`; the client is the address
+        /// the outermost one appended, `trustedHops` from the right.
+        public var trustedHops: Int
+        /// Failed admin authentications a minute per client address before 429; 0 turns the limit off.
+        public var adminFailuresPerMinute: Int
 
-        public init(issuer: String, signingAlgorithm: String, scopes: [String], rateLimitPerMinute: Int, trustForwardedFor: Bool) {
+        public init(
+            issuer: String, signingAlgorithm: String, scopes: [String], rateLimitPerMinute: Int, trustForwardedFor: Bool,
+            trustedHops: Int = 1, adminFailuresPerMinute: Int = 30
+        ) {
             self.issuer = issuer
             self.signingAlgorithm = signingAlgorithm
             self.scopes = scopes
             self.rateLimitPerMinute = rateLimitPerMinute
             self.trustForwardedFor = trustForwardedFor
+            self.trustedHops = trustedHops
+            self.adminFailuresPerMinute = adminFailuresPerMinute
         }
     }
 
@@ -37,6 +47,8 @@ public struct LatchServices: Sendable {
     public var adminAuthenticator: AdminAuthenticator
     /// Read by the readiness probe, to prove the database answers.
     public var readiness: any ClientStore
+    /// The time rate limits count in (the deployment's clock).
+    public var clock: LatchClock = .system
 
     public init(
         settings: Settings, keys: SigningKeyRing, clients: ClientRegistry, tokens: TokenEndpoint, revocation: TokenRevocation,

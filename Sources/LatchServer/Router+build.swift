@@ -1,12 +1,17 @@
+import Foundation
 import Hummingbird
 import LatchCore
 
 /// Builds the router over assembled services. Tests drive it in-process; `LatchApp` serves it.
 public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext> {
-    let router = Router(context: LatchRequestContext.self)
+    let router = Router(context: LatchRequestContext.self, options: .autoGenerateHeadEndpoints)
     router.add(middleware: ErrorMiddleware())
-    if services.settings.trustForwardedFor { router.add(middleware: ForwardedForMiddleware()) }
-    let limited = RateLimitMiddleware(limiter: RateLimiter(perMinute: services.settings.rateLimitPerMinute))
+    let methods = RouteMethods()
+    router.add(middleware: MethodsMiddleware(routes: methods))
+    if services.settings.trustForwardedFor { router.add(middleware: ForwardedForMiddleware(hops: services.settings.trustedHops)) }
+    let clock = services.clock
+    let now: @Sendable () -> Double = { clock.now().timeIntervalSince1970 }
+    let limited = RateLimitMiddleware(limiter: RateLimiter(perMinute: services.settings.rateLimitPerMinute, now: now))
 
     router.addRoutes(
         DiscoveryController(
@@ -24,7 +29,11 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
     oauth.userInfoEndpoints(router.group("oauth2").add(middleware: bearer).group(context: SignedInContext.self))
     MeController(sessions: services.sessions).add(to: router.group("v1/me").add(middleware: bearer).group(context: SignedInContext.self))
     AdminController(admin: services.admin, issuer: services.settings.issuer).add(
-        to: router.group("admin/v1").add(middleware: AdminAuthenticatorMiddleware(admins: services.adminAuthenticator))
+        to: router.group("admin/v1")
+            .add(
+                middleware: AdminAuthenticatorMiddleware(
+                    admins: services.adminAuthenticator, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now)))
             .group(context: AdminContext.self))
+    methods.record(router.routes)
     return router
 }

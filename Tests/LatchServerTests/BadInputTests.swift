@@ -115,7 +115,25 @@ let badTokenRequests: [BadInput] = [
     },
 ]
 
+/// A JSON body as UTF-16LE (ASCII text interleaved with NUL bytes), which JSONDecoder alone would accept.
+func utf16LE(_ text: String) -> String { String(text.flatMap { [$0, "\u{0}"] }) }
+
 let badRegistrations: [BadInput] = [
+    BadInput(name: "duplicate member name", status: .badRequest, code: "invalid_json") {
+        try await $0.send(.post, "/v1/registrations", headers: [.contentType: "application/json"], body: #"{"challengeType":"FSSO","answer":"a.b.c","answer":"d.e.f"}"#)
+    },
+    BadInput(name: "trailing comma", status: .badRequest, code: "invalid_json") {
+        try await $0.send(.post, "/v1/registrations", headers: [.contentType: "application/json"], body: #"{"challengeType":"FSSO","answer":"a.b.c",}"#)
+    },
+    BadInput(name: "UTF-16 body", status: .badRequest, code: "invalid_json") {
+        try await $0.send(.post, "/v1/registrations", headers: [.contentType: "application/json"], body: utf16LE(#"{"challengeType":"FSSO","answer":"a.b.c"}"#))
+    },
+    BadInput(name: "null registrationId", status: .badRequest, code: "invalid_json") {
+        try await $0.send(.post, "/v1/registrations", headers: [.contentType: "application/json"], body: #"{"challengeType":"FSSO","answer":"a.b.c","registrationId":null}"#)
+    },
+    BadInput(name: "challenge: duplicate username", status: .badRequest, code: "invalid_json") {
+        try await $0.send(.post, "/v1/sign-in/challenge", headers: [.contentType: "application/json"], body: #"{"username":"a","username":"b"}"#)
+    },
     BadInput(name: "malformed JSON", status: .badRequest, code: "invalid_json") {
         try await $0.send(.post, "/v1/registrations", headers: [.contentType: "application/json"], body: "{\"challengeType\": ")
     },
@@ -196,6 +214,15 @@ let badRegistrations: [BadInput] = [
 ]
 
 let badAdminRequests: [BadInput] = [
+    BadInput(name: "admin token with a null name", status: .badRequest, code: "invalid_json") { try await $0.adminRaw(.post, "/admin/v1/tokens", #"{"name":null}"#) },
+    BadInput(name: "test key with a null keyId", status: .badRequest, code: "invalid_json") { try await $0.adminRaw(.post, "/admin/v1/test-keys", #"{"keyId":null}"#) },
+    BadInput(name: "issuer with duplicate members", status: .badRequest, code: "invalid_json") {
+        try await $0.adminRaw(.post, "/admin/v1/issuers", #"{"name":"a","name":"b","keyId":"k","publicKey":"x"}"#)
+    },
+    BadInput(name: "client with a 300-character name", status: .badRequest, code: "invalid_input") {
+        try await $0.adminRaw(.post, "/admin/v1/clients", #"{"clientId":"x","name":"\#(String(repeating: "n", count: 300))"}"#)
+    },
+    BadInput(name: "client with a trailing comma", status: .badRequest, code: "invalid_json") { try await $0.adminRaw(.post, "/admin/v1/clients", #"{"id":"x",}"#) },
     BadInput(name: "no admin token", status: .unauthorized, code: "unauthorized") { try await $0.send(.get, "/admin/v1/users") },
     BadInput(name: "wrong admin token", status: .unauthorized, code: "unauthorized") { try await $0.send(.get, "/admin/v1/users", headers: [.authorization: "Bearer wrong-token-0123456789"]) },
     BadInput(name: "an access token is not an admin token", status: .unauthorized, code: "unauthorized") { client in

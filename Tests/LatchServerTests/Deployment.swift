@@ -97,6 +97,11 @@ struct Client: Sendable {
         try await send(.get, path, headers: bearer.map { [.authorization: "Bearer \($0)"] } ?? [:])
     }
 
+    /// An admin request with a raw JSON body.
+    func adminRaw(_ method: HTTPRequest.Method, _ path: String, _ json: String) async throws -> Reply {
+        try await send(method, path, headers: [.authorization: "Bearer \(Deployment.adminToken)", .contentType: "application/json"], body: json)
+    }
+
     func admin(_ method: HTTPRequest.Method, _ path: String, _ value: (some Encodable)? = Optional<String>.none) async throws -> Reply {
         var headers: HTTPFields = [.authorization: "Bearer \(Deployment.adminToken)"]
         var body: String?

@@ -5,6 +5,7 @@ extension AdminService {
         guard Self.isName(request.clientId, max: 128) else {
             throw LatchError.invalidInput("clientId must be 1–128 printable characters")
         }
+        if let name = request.name, !Self.isName(name, max: 255) { throw LatchError.invalidInput("name must be 1–255 printable characters") }
         let client = Client(id: request.clientId, name: request.name ?? request.clientId, createdAt: clock.seconds())
         guard try await store.addClient(client) else { throw LatchError(.conflict, "this client exists") }
         try await clients.reload()

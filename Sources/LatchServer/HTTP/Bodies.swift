@@ -30,10 +30,11 @@ extension Request {
         }
     }
 
-    /// A JSON body decoded as `T`; every decoding failure is `invalid_json` naming the field.
+    /// A JSON body decoded as `T`; every decoding failure is `invalid_json` naming the field. The body passes the
+    /// same strict check as ``jsonObject()`` first, so every JSON endpoint refuses the same things.
     func decodeJSON<T: Decodable>(_ type: T.Type) async throws -> T {
         let buffer = try await bodyBytes(oauth: false)
-        guard buffer.readableBytes > 0 else { throw LatchError(.invalidJSON, "a JSON body is required") }
+        _ = try Self.strictObject(buffer)
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer.readableBytesView))
         } catch let error as DecodingError {
@@ -49,15 +50,44 @@ extension Request {
 
     /// A JSON object body, parsed strictly without Codable (for hot endpoints).
     func jsonObject() async throws -> [String: JSONValue] {
-        let buffer = try await bodyBytes(oauth: false)
+        try Self.strictObject(try await bodyBytes(oauth: false))
+    }
+
+    /// The one check every JSON body passes: UTF-8 JSON (RFC 8259 §8.1: no UTF-16, no byte-order mark) that is an
+    /// object, with no duplicate member names, no trailing commas or other extensions, nested at most 32 deep, and
+    /// no `null` anywhere — a field that is not set is left out.
+    static func strictObject(_ buffer: ByteBuffer) throws -> [String: JSONValue] {
         guard buffer.readableBytes > 0 else { throw LatchError(.invalidJSON, "a JSON body is required") }
+        let object: [String: JSONValue]
         do {
-            guard case .object(let object) = try JSONParser.parse(buffer.readableBytesView) else {
+            guard case .object(let parsed) = try JSONParser.parse(buffer.readableBytesView) else {
                 throw LatchError(.invalidJSON, "the body must be a JSON object")
             }
-            return object
+            object = parsed
         } catch let error as JSONParser.Failure {
             throw LatchError(.invalidJSON, "the body is not valid JSON (\(error.reason) at byte \(error.offset))")
+        }
+        if let path = firstNull(in: .object(object), path: "") {
+            throw LatchError(.invalidJSON, "the field \(path) is null: leave a field out to leave it unset")
+        }
+        return object
+    }
+
+    /// The path of the first `null` in `value`, if any.
+    private static func firstNull(in value: JSONValue, path: String) -> String? {
+        switch value {
+        case .null: return path
+        case .object(let members):
+            for (name, member) in members.sorted(by: { $0.key < $1.key }) {
+                if let found = firstNull(in: member, path: path.isEmpty ? String(name.prefix(64)) : path + "." + name.prefix(64)) { return found }
+            }
+            return nil
+        case .array(let elements):
+            for (index, element) in elements.enumerated() {
+                if let found = firstNull(in: element, path: path + "[\(index)]") { return found }
+            }
+            return nil
+        default: return nil
         }
     }
 

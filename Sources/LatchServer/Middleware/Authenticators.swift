@@ -37,15 +37,24 @@ struct BearerAuthenticator: RouterMiddleware {
     }
 }
 
-/// Checks the admin bearer token of admin routes.
+/// Checks the admin bearer token of admin routes. Failures are counted per client address
+/// (`rateLimit.adminFailuresPerMinute`): past the limit, the address gets 429 `rate_limited` — before its token is
+/// even looked at — until its budget refills, so tokens cannot be guessed at speed.
 struct AdminAuthenticatorMiddleware: RouterMiddleware {
     typealias Context = LatchRequestContext
     let admins: AdminAuthenticator
+    let failures: RateLimiter
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
+        if let retryAfter = failures.exhausted(context.clientAddress) {
+            return ErrorStatus.response(
+                code: .rateLimited, message: "too many failed admin authentications from this address; retry after \(retryAfter) s",
+                extraHeaders: [.retryAfter: String(retryAfter)])
+        }
         guard let token = request.bearerToken, let id = try await admins.tokenID(of: token) else {
+            _ = failures.acquire(context.clientAddress)
             throw LatchError(.unauthorized, "a valid admin token is required")
         }
         var context = context

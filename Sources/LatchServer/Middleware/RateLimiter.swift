@@ -30,6 +30,17 @@ public final class RateLimiter: Sendable {
     /// Whether limiting is on.
     public var isEnabled: Bool { perSecond > 0 }
 
+    /// Whether `client` has no token left (without taking one): nil when it has, else the seconds until it has.
+    public func exhausted(_ client: String) -> Int? {
+        guard isEnabled else { return nil }
+        let time = now()
+        return buckets.withLock { buckets in
+            guard let bucket = buckets[client] else { return nil }
+            let tokens = min(burst, bucket.tokens + (time - bucket.updated) * perSecond)
+            return tokens >= 1 ? nil : Int(((1 - tokens) / perSecond).rounded(.up))
+        }
+    }
+
     /// Takes one token for `client`; nil when allowed, else the seconds until a token is available.
     public func acquire(_ client: String) -> Int? {
         guard isEnabled else { return nil }

@@ -1,0 +1,47 @@
+import HTTPTypes
+import Hummingbird
+import LatchModel
+import Synchronization
+
+/// The methods each route path answers, read from the router once its routes are added.
+final class RouteMethods: Sendable {
+    private let table = Mutex<[(path: RouterPath, methods: Set<HTTPRequest.Method>)]>([])
+
+    /// Records every route of `router` (call after the last route is added).
+    func record(_ routes: [Router<some RequestContext>.RouteDescription]) {
+        var grouped: [String: (RouterPath, Set<HTTPRequest.Method>)] = [:]
+        for route in routes { grouped[route.path.description, default: (route.path, [])].1.insert(route.method) }
+        table.withLock { $0 = grouped.values.map { (path: $0.0, methods: $0.1) } }
+    }
+
+    /// The methods `path` answers, nil for a path no route has.
+    func methods(of path: String) -> Set<HTTPRequest.Method>? {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true)
+        return table.withLock { table in
+            let matching = table.filter { route in
+                route.path.count == segments.count && zip(route.path, segments).allSatisfy { element, segment in element ~= segment }
+            }
+            return matching.isEmpty ? nil : matching.reduce(into: Set()) { $0.formUnion($1.methods) }
+        }
+    }
+}
+
+/// A known path asked with a method it does not answer — `TRACE` included, which Latch never echoes (RFC 9110
+/// §9.3.8) — answers 405 `method_not_allowed` with `Allow` listing the methods it does answer (§15.5.6), not 404.
+/// (`HEAD` works wherever `GET` does, §9.3.2: the router generates those endpoints.)
+struct MethodsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let routes: RouteMethods
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            guard let allowed = routes.methods(of: request.uri.path), !allowed.contains(request.method) else { throw error }
+            var names = allowed.map(\.rawValue)
+            if allowed.contains(.get) { names.append("HEAD") }
+            return ErrorStatus.response(
+                code: .methodNotAllowed, message: "\(request.method.rawValue) is not allowed here; use \(names.sorted().joined(separator: ", "))",
+                extraHeaders: [.allow: names.sorted().joined(separator: ", ")])
+        }
+    }
+}
