@@ -7,6 +7,7 @@ public enum KeyEncryptionKeyFile {
     public static func loadOrCreate(configuration: LatchConfiguration) throws -> [UInt8] {
         if let key = configuration.keyEncryptionKey { return key.value }
         let path = (configuration.dataDirectory as NSString).appendingPathComponent("master.key")
+        try DataFolder.checkPermissions(configuration.dataDirectory, keyFile: path)
         if let data = FileManager.default.contents(atPath: path) {
             guard let text = String(data: data, encoding: .utf8),
                 let key = Data(base64Encoded: text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count == 32

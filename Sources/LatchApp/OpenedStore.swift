@@ -31,6 +31,7 @@ public struct OpenedStore: Sendable {
             throw ConfigurationError(
                 key: "data.dir", problem: "names \(DataFolder.absolute(folder)), which holds no Latch data: run `latch serve` there first, or give --data-dir")
         }
+        try DataFolder.checkPermissions(folder)
         let store = try SQLiteStore(directory: folder, logger: logger)
         return OpenedStore(store: store, service: SQLiteCloser(store: store), prepare: {})
     }
@@ -77,6 +78,29 @@ enum DataFolder {
     static func absolute(_ path: String) -> String {
         let full = path.hasPrefix("/") ? path : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path)
         return (full as NSString).standardizingPath
+    }
+
+    /// Refuses, as ssh does for its keys, a data folder that others may write (they could swap the database or
+    /// master.key) and a `master.key` that others may read or write; the message gives the fix.
+    static func checkPermissions(_ folder: String, keyFile: String? = nil) throws {
+        var info = stat()
+        if stat(folder, &info) == 0, info.st_mode & 0o022 != 0 {
+            throw ConfigurationError(
+                key: "data.dir",
+                problem: "names \(absolute(folder)), which others may write (mode \(String(info.st_mode & 0o777, radix: 8))): run chmod 700 \(absolute(folder))")
+        }
+        if let keyFile, stat(keyFile, &info) == 0 {
+            guard info.st_mode & 0o077 == 0 else {
+                throw ConfigurationError(
+                    key: "keys.encryptionKey", source: "file \(absolute(keyFile))",
+                    problem: "may be read by others (mode \(String(info.st_mode & 0o777, radix: 8))): run chmod 600 \(absolute(keyFile)), and rotate the key if others could read it")
+            }
+            guard info.st_uid == getuid() else {
+                throw ConfigurationError(
+                    key: "keys.encryptionKey", source: "file \(absolute(keyFile))",
+                    problem: "belongs to another user (uid \(info.st_uid)): run chown \(getuid()) \(absolute(keyFile))")
+            }
+        }
     }
 
     /// Why a folder cannot be made: the nearest existing ancestor is a file, or may not be written.

@@ -82,8 +82,9 @@ public struct ParsedJWS: Sendable {
     /// - Step 1. `alg` is on the allowlist and equals the key's one algorithm (RFC 8725 §3.1).
     /// - Step 2. No `jwk`/`jku`/`x5u`/`x5c` (the key never comes from the token), no `crit` (Latch
     ///   understands no extensions, so any critical one must be refused, RFC 7515 §4.1.11).
-    /// - Step 3. The signature verifies.
-    public func verify(with key: PublicKey) throws(JOSEError) -> VerifiedJWS {
+    /// - Step 3. The signature verifies — with `canonical`, in the one form Latch writes (low-S ECDSA), for
+    ///   tokens Latch signed itself.
+    public func verify(with key: PublicKey, canonical: Bool = false) throws(JOSEError) -> VerifiedJWS {
         // Step 1.
         let algorithm = try algorithm()
         guard algorithm == key.algorithm else {
@@ -92,7 +93,7 @@ public struct ParsedJWS: Sendable {
         // Step 2.
         try checkHeaderPolicy()
         // Step 3.
-        guard key.isValidSignature(signature, for: signingInput) else {
+        guard key.isValidSignature(signature, for: signingInput, canonical: canonical) else {
             throw JOSEError(.badSignature, "the signature does not verify")
         }
         return VerifiedJWS(header: header, claims: claims, algorithm: algorithm)

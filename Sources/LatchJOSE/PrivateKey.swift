@@ -63,11 +63,11 @@ public struct PrivateKey: Sendable, CustomStringConvertible {
         }
     }
 
-    /// The raw JWS signature over `signingInput` (RFC 7518 §3.3, §3.4).
+    /// The raw JWS signature over `signingInput` (RFC 7518 §3.3, §3.4); an ECDSA one in low-S form.
     public func signature(for signingInput: some DataProtocol) throws -> Data {
         switch backing {
         case .p256(let key):
-            return try key.signature(for: SHA256.hash(data: signingInput)).rawRepresentation
+            return Data(P256LowS.normalized(Array(try key.signature(for: SHA256.hash(data: signingInput)).rawRepresentation)))
         case .rsa(let key):
             return try key.signature(for: SHA256.hash(data: signingInput), padding: .insecurePKCS1v1_5)
                 .rawRepresentation

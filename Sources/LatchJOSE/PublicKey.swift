@@ -137,12 +137,13 @@ public struct PublicKey: Sendable {
         return Base64URL.encode(Data(SHA256.hash(data: Data(json.utf8))))
     }
 
-    /// Checks a JWS signature over `signingInput` (RFC 7515 §5.2 step 8).
-    public func isValidSignature(_ signature: some DataProtocol, for signingInput: some DataProtocol) -> Bool {
+    /// Checks a JWS signature over `signingInput` (RFC 7515 §5.2 step 8). With `canonical`, an ECDSA signature
+    /// must also be in low-S form (the only form Latch writes), so a signature of Latch's has one spelling.
+    public func isValidSignature(_ signature: some DataProtocol, for signingInput: some DataProtocol, canonical: Bool = false) -> Bool {
         switch backing {
         case .p256(let key):
             // RFC 7518 §3.4: the signature is R || S, 32 bytes each.
-            guard signature.count == 64,
+            guard signature.count == 64, !canonical || P256LowS.isLow(signature.dropFirst(32)),
                 let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
             else { return false }
             return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))

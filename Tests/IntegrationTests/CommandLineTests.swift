@@ -53,4 +53,29 @@ struct CommandLineTests {
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/second"))
         #expect(try await first.terminate() == 0)
     }
+
+    @Test("A master.key others may read, or a data folder others may write, stops the start with the chmod that fixes it")
+    func permissions() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let data = directory.path + "/data"
+        let first = try LatchServer(dataDirectory: data, port: try freePort())
+        try await first.waitUntilListening()
+        #expect(try await first.terminate() == 0)
+        let key = data + "/master.key"
+        #expect(try FileManager.default.attributesOfItem(atPath: key)[.posixPermissions] as? Int == 0o600)
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: key)
+        let readable = try await latch(["serve", "--port", "0", "--data-dir", data])
+        #expect(readable.0 == 2 && readable.1.contains("keys.encryptionKey") && readable.1.contains("chmod 600"), "\(readable.1)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: key)
+
+        try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: data)
+        let writable = try await latch(["keys", "list", "--data-dir", data])
+        #expect(writable.0 == 2 && writable.1.contains("data.dir") && writable.1.contains("chmod 700"), "\(writable.1)")
+        try FileManager.default.setAttributes([.posixPermissions: 0o750], ofItemAtPath: data)
+
+        let fixed = try await latch(["keys", "list", "--data-dir", data])
+        #expect(fixed.0 == 0, "\(fixed.1)")
+    }
 }

@@ -1,5 +1,5 @@
 @testable import LatchCore
-import LatchJOSE
+@testable import LatchJOSE
 import LatchModel
 import LatchTesting
 import Testing
@@ -17,6 +17,22 @@ struct AccessTokenAuthenticatorTests {
         #expect(caller.user.username == "bob" && caller.claims.sessionID == caller.session.id && caller.claims.clientID == "default")
         #expect(caller.claims.expiresAt == engines.now + 3600 && caller.claims.audience == "https://latch.test")
         #expect(AccessTokenClaims(try ParsedJWS(tokens.accessToken).claims) == caller.claims)
+    }
+
+    @Test("An access token whose ES256 signature is respelled (s → n − s) is refused: a token of Latch's has one spelling")
+    func malleatedSignature() async throws {
+        let engines = try await Engines.make()
+        try await engines.registerDevice("bob")
+        let challenge = try await engines.nonces.issue(SignInChallengeRequest(username: "bob"))
+        let tokens = try await engines.signIn(
+            assertion: try Assertions.device(username: "bob", keyID: "device-1", nonce: challenge.nonce, now: engines.now).sign(with: TestKeys.p256))
+        let parts = tokens.accessToken.split(separator: ".").map(String.init)
+        let signature = Array(Base64URL.decode(parts[2])!)
+        let flipped = Array(signature[..<32]) + P256LowS.negate(Array(signature[32...]))
+        let twin = parts[0] + "." + parts[1] + "." + Base64URL.encode(flipped)
+        await expectCode(.invalidToken) { _ = try await engines.accessTokens.authenticate(accessToken: twin) }
+        _ = try await engines.accessTokens.authenticate(accessToken: tokens.accessToken)
+        await expectCode(.invalidToken) { _ = try await engines.accessTokens.authenticate(accessToken: twin) }
     }
 
     @Test("An ID token, an expired token, a revoked session, a token of another issuer: invalid_token")

@@ -1,5 +1,5 @@
 import Foundation
-import LatchJOSE
+@testable import LatchJOSE
 import LatchModel
 import LatchTesting
 import Testing
@@ -176,5 +176,30 @@ struct EncodingTests {
         let text = value.serialized()
         #expect(try JSONValue.parse(text) == value)
         #expect(String(decoding: text, as: UTF8.self).contains("\\u0001"))
+    }
+
+    /// The JWS with its ECDSA `s` replaced by `n − s`: the other valid spelling of the same signature.
+    static func malleated(_ token: String) -> String {
+        let parts = token.split(separator: ".").map(String.init)
+        let signature = Array(Base64URL.decode(parts[2])!)
+        let flipped = Array(signature[..<32]) + P256LowS.negate(Array(signature[32...]))
+        return parts[0] + "." + parts[1] + "." + Base64URL.encode(flipped)
+    }
+
+    @Test("ES256 signatures are written in low-S form; the high-S twin verifies in general but not as canonical")
+    func lowS() throws {
+        #expect(P256LowS.negate(P256LowS.negate(Array(repeating: 7, count: 32))) == Array(repeating: 7, count: 32))
+        for index in 0..<64 {
+            let token = try JWSSigner(key: TestKeys.p256, keyID: "k").sign(claims: ["n": .int(Int64(index))])
+            let signature = Array(Base64URL.decode(token.split(separator: ".")[2])!)
+            #expect(P256LowS.isLow(signature[32...]), "signature \(index) is high-S")
+            let parsed = try ParsedJWS(token)
+            _ = try parsed.verify(with: TestKeys.p256.publicKey, canonical: true)
+            let twin = try ParsedJWS(Self.malleated(token))
+            // The twin is a valid ECDSA signature (swift-crypto accepts it) …
+            _ = try twin.verify(with: TestKeys.p256.publicKey)
+            // … but not Latch's spelling.
+            #expect(throws: JOSEError.self) { _ = try twin.verify(with: TestKeys.p256.publicKey, canonical: true) }
+        }
     }
 }

@@ -24,10 +24,14 @@ public protocol AssertionProfile: Sendable {
     func publicKey(of key: Key) -> PublicKey
     /// Checks the claims of a token whose signature verified.
     func checkClaims(_ claims: [String: JSONValue], key: Key) throws(LatchError) -> Claims
+    /// Whether Latch signed this kind itself: then only the one signature form Latch writes is accepted (low-S
+    /// ECDSA), so a token has one spelling. Others' tokens are taken in any valid form.
+    var signedByLatch: Bool { get }
 }
 
 extension AssertionProfile {
     public func checkHeader(_ token: ParsedJWS) throws(LatchError) {}
+    public var signedByLatch: Bool { false }
 }
 
 /// A JWT that passed every step: the key it verified with and its typed claims.
@@ -79,7 +83,7 @@ public struct AssertionVerifier: Sendable {
         // Step 3.
         let verified: VerifiedJWS
         do {
-            verified = try token.verify(with: profile.publicKey(of: key))
+            verified = try token.verify(with: profile.publicKey(of: key), canonical: profile.signedByLatch)
         } catch {
             throw LatchError(profile.code, "the \(profile.noun)'s signature does not verify", detail: error.description)
         }

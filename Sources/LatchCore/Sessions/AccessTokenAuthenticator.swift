@@ -60,6 +60,7 @@ struct AccessTokenProfile: AssertionProfile {
 
     var code: ErrorCode { .invalidToken }
     var noun: String { "access token" }
+    var signedByLatch: Bool { true }
 
     /// RFC 9068 §4: the `typ` header is `at+jwt`, so an ID token cannot be used as an access token.
     func checkHeader(_ token: ParsedJWS) throws(LatchError) {
