@@ -30,7 +30,7 @@ public struct LatchDeployment: Sendable {
         _ = try await store.addClient(Client(id: configuration.defaultClientID, name: "Default app", createdAt: clock.seconds()))
         let clients = ClientRegistry(store: store, defaultClientID: configuration.defaultClientID, clock: clock)
         try await clients.reload()
-        let adminAuthenticator = AdminAuthenticator(store: store, clock: clock)
+        let adminAuthenticator = AdminAuthenticator(store: store, clock: clock, logger: logger)
         let generated = try await adminAuthenticator.bootstrap(configured: configuration.adminToken?.value, random: random)
 
         let minter = TokenMinter(keys: keys, settings: tokens, random: random)

@@ -69,6 +69,10 @@ enum PostgresMigrations {
                 "CREATE INDEX events_user ON events (user_id)",
             ]
         ),
+        (
+            "0003_revoked_admin_tokens",
+            ["CREATE TABLE revoked_admin_tokens (hash BYTEA PRIMARY KEY, id TEXT NOT NULL, revoked_at BIGINT NOT NULL)"]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

@@ -9,6 +9,12 @@ extension PostgresStore: AdminTokenStore {
                 .all((String, String, Data, Int64).self).map { AdminTokenRecord(id: $0.0, name: $0.1, hash: $0.2, createdAt: $0.3) }
         }
     }
+
+    public func isRevokedAdminToken(hash: Data) async throws -> Bool {
+        try await query("isRevokedAdminToken") { client in
+            try await !client.query("SELECT 1 FROM revoked_admin_tokens WHERE hash = \(hash)").all(Int.self).isEmpty
+        }
+    }
 }
 
 extension PostgresTransaction: AdminTokenWrites {
@@ -29,5 +35,9 @@ extension PostgresTransaction: AdminTokenWrites {
 
     func deleteAdminToken(id: String, ifMissing refusal: any Error & Sendable) {
         changeOne("DELETE FROM admin_tokens WHERE id = \(id) RETURNING 1", orRefuse: refusal)
+    }
+
+    func rememberRevokedAdminToken(hash: Data, id: String, at: Int64) {
+        execute(try "INSERT INTO revoked_admin_tokens (hash, id, revoked_at) VALUES (\(hash), \(id), \(at)) ON CONFLICT DO NOTHING")
     }
 }

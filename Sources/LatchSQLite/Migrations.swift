@@ -136,6 +136,16 @@ enum Migrations {
                 ) STRICT, WITHOUT ROWID;
                 CREATE INDEX events_user ON events (user_id);
                 """),
+        Migration(
+            name: "0003_revoked_admin_tokens",
+            sql: """
+                -- Hashes of revoked admin tokens: a revoked LATCH_ADMIN_TOKEN is not stored again at the next start.
+                CREATE TABLE revoked_admin_tokens (
+                    hash BLOB PRIMARY KEY,
+                    id TEXT NOT NULL,
+                    revoked_at INTEGER NOT NULL
+                ) STRICT, WITHOUT ROWID;
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

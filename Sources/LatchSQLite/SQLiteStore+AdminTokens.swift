@@ -1,3 +1,4 @@
+import Foundation
 import LatchCore
 
 extension SQLiteStore: AdminTokenStore {
@@ -7,6 +8,10 @@ extension SQLiteStore: AdminTokenStore {
                 AdminTokenRecord(id: $0.text(0), name: $0.text(1), hash: $0.blob(2), createdAt: $0.int(3))
             }
         }
+    }
+
+    public func isRevokedAdminToken(hash: Data) async throws -> Bool {
+        try await read { db in !(try db.query("SELECT 1 FROM revoked_admin_tokens WHERE hash = ?", [.blob(hash)]).isEmpty) }
     }
 }
 
@@ -24,5 +29,13 @@ extension SQLiteTransaction: AdminTokenWrites {
 
     func deleteAdminToken(id: String, ifMissing refusal: any Error & Sendable) {
         changeOne("DELETE FROM admin_tokens WHERE id = ?", [.text(id)], orRefuse: refusal)
+    }
+
+    func rememberRevokedAdminToken(hash: Data, id: String, at: Int64) {
+        apply { db in
+            try db.run(
+                "INSERT INTO revoked_admin_tokens (hash, id, revoked_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [.blob(hash), .text(id), .int(at)])
+            return nil
+        }
     }
 }

@@ -22,6 +22,7 @@ public final class InMemoryStore: LatchStore {
         var clients: [String: Client] = [:]
         var signingKeys: [String: SigningKeyRecord] = [:]
         var adminTokens: [String: AdminTokenRecord] = [:]
+        var revokedAdminTokens: [Data: Int64] = [:]
         var events: [String: SecurityEvent] = [:]
     }
 
@@ -307,6 +308,13 @@ public final class InMemoryStore: LatchStore {
             apply { state in state.adminTokens.removeValue(forKey: id) == nil ? refusal : nil }
         }
 
+        func rememberRevokedAdminToken(hash: Data, id: String, at: Int64) {
+            apply { state in
+                if state.revokedAdminTokens[hash] == nil { state.revokedAdminTokens[hash] = at }
+                return nil
+            }
+        }
+
         func record(_ event: SecurityEvent) {
             apply { state in
                 state.events[event.id] = event
@@ -403,5 +411,9 @@ public final class InMemoryStore: LatchStore {
 
     public func adminTokens() async throws -> [AdminTokenRecord] {
         state.withLock { state in state.adminTokens.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) } }
+    }
+
+    public func isRevokedAdminToken(hash: Data) async throws -> Bool {
+        state.withLock { $0.revokedAdminTokens[hash] != nil }
     }
 }

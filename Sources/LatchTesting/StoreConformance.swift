@@ -385,6 +385,21 @@ public enum StoreConformance {
             #expect(try await store.deleteAdminToken(id: "ci") == false)
             #expect(try await store.adminTokens().map(\.id) == ["env"])
         },
+        Check(name: "admin tokens: a revocation deletes the token and remembers its hash, in one unit; on every replica") { store, replica in
+            let token = AdminTokenRecord(id: "env", name: "LATCH_ADMIN_TOKEN", hash: Data([7, 7]), createdAt: 1)
+            try await store.putAdminToken(token)
+            #expect(try await store.isRevokedAdminToken(hash: token.hash) == false)
+            #expect(try await store.revokeAdminToken(token, at: 5))
+            #expect(try await store.adminTokens().isEmpty)
+            #expect(try await replica.isRevokedAdminToken(hash: token.hash))
+            #expect(try await replica.isRevokedAdminToken(hash: Data([7])) == false)
+            // A second revocation of the gone token is refused and changes nothing.
+            #expect(try await replica.revokeAdminToken(token, at: 6) == false)
+            // A unit that fails after remembering forgets it.
+            let other = AdminTokenRecord(id: "ci", name: "ci", hash: Data([8]), createdAt: 2)
+            #expect(try await store.revokeAdminToken(other, at: 7) == false)
+            #expect(try await store.isRevokedAdminToken(hash: other.hash) == false)
+        },
         Check(name: "events: recorded with their unit of work, dropped with a refused one, listed by id from a cursor") { store, replica in
             @Sendable func event(_ id: String, user: String? = "u-alice") -> SecurityEvent {
                 SecurityEvent(id: id, at: 5, kind: .userDeleted, actor: "admin", userID: user, sessionID: nil, detail: "why")

@@ -179,6 +179,35 @@ struct LiveServerTests {
         #expect(keys.1.split(separator: "\n").count == 2 && keys.1.contains("retired=-"))
     }
 
+    @Test("A revoked LATCH_ADMIN_TOKEN stays revoked after a restart with the same value; a new value works")
+    func revokedEnvironmentToken() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let data = directory.path + "/data"
+        let port = try freePort()
+        let first = try LatchServer(dataDirectory: data, port: port, environment: ["LATCH_ADMIN_TOKEN": Self.adminToken])
+        try await first.waitUntilListening()
+        let (created, body) = try await http("POST", first.base + "/admin/v1/tokens", bearer: Self.adminToken)
+        #expect(created == 201)
+        let other = try #require(body["token"]?.stringValue)
+        #expect(try await http("DELETE", first.base + "/admin/v1/tokens/env", bearer: other).0 == 204)
+        #expect(try await http("GET", first.base + "/admin/v1/users", bearer: Self.adminToken).0 == 401)
+        #expect(try await first.terminate() == 0)
+
+        let second = try LatchServer(dataDirectory: data, port: port, environment: ["LATCH_ADMIN_TOKEN": Self.adminToken])
+        try await second.waitUntilListening()
+        #expect(try await http("GET", second.base + "/admin/v1/users", bearer: Self.adminToken).0 == 401)
+        #expect(try await http("GET", second.base + "/admin/v1/users", bearer: other).0 == 200)
+        #expect(second.log.contains("LATCH_ADMIN_TOKEN holds a revoked token"), "\(second.log)")
+        #expect(try await second.terminate() == 0)
+
+        let renewed = "renewed-admin-token-0123456789ab"
+        let third = try LatchServer(dataDirectory: data, port: port, environment: ["LATCH_ADMIN_TOKEN": renewed])
+        try await third.waitUntilListening()
+        #expect(try await http("GET", third.base + "/admin/v1/users", bearer: renewed).0 == 200)
+        #expect(try await third.terminate() == 0)
+    }
+
     @Test("A first start with no admin token configured prints a generated one, once")
     func bootstrapToken() async throws {
         let directory = TemporaryDirectory()

@@ -11,14 +11,16 @@ import Synchronization
 public final class AdminAuthenticator: Sendable {
     private let store: any AdminTokenStore & UnitOfWork
     private let clock: LatchClock
+    private let logger: Logger
     private let cache = Mutex<(tokens: [AdminTokenRecord], loadedAt: Int64?)>(([], nil))
 
     /// The id of the token configured through `LATCH_ADMIN_TOKEN` (replaced when the variable changes).
     public static let environmentTokenID = "env"
 
-    public init(store: any AdminTokenStore & UnitOfWork, clock: LatchClock) {
+    public init(store: any AdminTokenStore & UnitOfWork, clock: LatchClock, logger: Logger = Logger(label: "latch.admin")) {
         self.store = store
         self.clock = clock
+        self.logger = logger
     }
 
     /// Makes sure an admin token exists: stores `configured` (from `LATCH_ADMIN_TOKEN`) as the environment's
@@ -30,6 +32,12 @@ public final class AdminAuthenticator: Sendable {
                 throw LatchError.invalidInput("the admin token must be at least 16 characters")
             }
             let hash = Secrets.hash(configured)
+            if try await store.isRevokedAdminToken(hash: hash) {
+                logger.warning(
+                    "LATCH_ADMIN_TOKEN holds a revoked token and is ignored; set a new value to re-enable an environment token")
+                try await reload()
+                return nil
+            }
             let existing = try await store.adminTokens()
             if !existing.contains(where: { $0.id == Self.environmentTokenID && $0.hash == hash }) {
                 try await store.putAdminToken(

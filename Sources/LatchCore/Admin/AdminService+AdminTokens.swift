@@ -18,16 +18,18 @@ extension AdminService {
         AdminTokenList(tokens: try await store.adminTokens().map { AdminTokenInfo(id: $0.id, name: $0.name, createdAt: $0.createdAt) })
     }
 
-    /// Revokes a token; the last one cannot be revoked (nobody could administer the deployment any more), and the
+    /// Revokes a token for good (its hash is remembered, so `LATCH_ADMIN_TOKEN` set to a revoked value stays
+    /// refused after a restart: a new value is needed); the last one cannot be revoked (nobody could administer the deployment any more), and the
     /// one making the request only with `force` (its next call would be refused: a caller should know).
     public func revokeAdminToken(id: String, callerTokenID: String?, force: Bool) async throws {
         let tokens = try await store.adminTokens()
-        guard tokens.contains(where: { $0.id == id }) else { throw LatchError.notFound("no such admin token") }
+        guard let token = tokens.first(where: { $0.id == id }) else { throw LatchError.notFound("no such admin token") }
         guard tokens.count > 1 else { throw LatchError(.conflict, "the last admin token cannot be revoked; create another first") }
         guard id != callerTokenID || force else {
             throw LatchError(.conflict, "this is the token making this request: after revoking it, it is refused; repeat with force=true to revoke it anyway")
         }
-        _ = try await store.deleteAdminToken(id: id)
+        // The hash is remembered: a revoked LATCH_ADMIN_TOKEN is not re-enabled by the next start.
+        guard try await store.revokeAdminToken(token, at: clock.seconds()) else { throw LatchError.notFound("no such admin token") }
         try await authenticator.reload()
         logger.info("admin token revoked", metadata: ["id": "\(id)"])
     }
