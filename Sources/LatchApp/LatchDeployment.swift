@@ -35,6 +35,7 @@ public struct LatchDeployment: Sendable {
 
         let minter = TokenMinter(keys: keys, settings: tokens, random: random)
         let refreshTokens = RefreshTokenCodec(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "refresh-token mac v1"))
+        let nonceCodec = SignInNonceCodec(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "sign-in nonce mac v1"))
         let verifier = AssertionVerifier(maximumBytes: assertions.maximumTokenBytes)
         let accessTokens = AccessTokenAuthenticator(store: store, keys: keys, issuer: tokens.issuer, clock: clock)
         let sessionOpener = SessionOpener(
@@ -44,7 +45,7 @@ public struct LatchDeployment: Sendable {
         let grants: [any TokenGrant] = [
             JWTBearerGrant(
                 methods: [
-                    DeviceKeySignIn(store: store, verifier: verifier, settings: assertions),
+                    DeviceKeySignIn(store: store, verifier: verifier, settings: assertions, nonces: nonceCodec),
                     FederatedSignIn(store: store, verifier: verifier, settings: assertions),
                 ],
                 verifier: verifier, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock),
@@ -71,7 +72,7 @@ public struct LatchDeployment: Sendable {
             sessions: SessionService(store: store, sensitiveMaxAge: configuration.sensitiveMaxAge, clock: clock, random: random, logger: logger),
             registration: RegistrationService(
                 store: store, proofs: proofs, disabled: disabled, assertions: assertions, clock: clock, random: random, logger: logger),
-            nonces: SignInNonces(store: store, settings: assertions, clock: clock, random: random),
+            nonces: SignInNonces(codec: nonceCodec, settings: assertions, clock: clock, random: random),
             admin: AdminService(
                 store: store, keys: keys, clients: clients, authenticator: adminAuthenticator, assertions: assertions, clock: clock,
                 random: random, logger: logger),

@@ -40,8 +40,6 @@ public struct AssertionSettings: Sendable {
     public var deviceAssertionMaxLifetime: Int64 = 600
     /// Seconds a sign-in nonce stays valid.
     public var nonceLifetime: Int64 = 300
-    /// Unexpired nonces kept per user; older ones are dropped.
-    public var maxOutstandingNonces: Int = 16
 
     public init() {}
 }

@@ -73,6 +73,8 @@ enum PostgresMigrations {
             "0003_revoked_admin_tokens",
             ["CREATE TABLE revoked_admin_tokens (hash BYTEA PRIMARY KEY, id TEXT NOT NULL, revoked_at BIGINT NOT NULL)"]
         ),
+        // Sign-in nonces are MAC'd and stateless now; a used one is remembered in used_jtis until it expires.
+        ("0004_stateless_sign_in_nonces", ["DROP TABLE nonces"]),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

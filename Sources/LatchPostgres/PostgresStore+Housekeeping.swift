@@ -9,13 +9,10 @@ extension PostgresTransaction: HousekeepingWrites {
     /// works; the others report 0 at once.
     func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int> {
         let result = WriteResult(0)
-        add(statements: 4) { connection in
+        add(statements: 3) { connection in
             let locked: Bool? = try await connection.run("SELECT pg_try_advisory_xact_lock(\(Self.purgeLockKey))").first(Bool.self)
             guard locked ?? false else { return nil }
             var total = 0
-            total += try await connection.run(
-                "DELETE FROM nonces WHERE nonce IN (SELECT nonce FROM nonces WHERE expires_at <= \(now) LIMIT \(limit)) RETURNING 1"
-            ).all(Int.self).count
             total += try await connection.run(
                 """
                 DELETE FROM used_jtis WHERE (issuer, jti) IN

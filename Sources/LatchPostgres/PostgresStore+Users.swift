@@ -103,33 +103,19 @@ extension PostgresTransaction: UserWrites {
     }
 
     func deleteUser(id: String, ifMissing refusal: any Error & Sendable) {
-        // Device keys, registrations, nonces and sessions go with the user (ON DELETE CASCADE).
+        // Device keys, registrations and sessions go with the user (ON DELETE CASCADE).
         changeOne("DELETE FROM users WHERE id = \(id) RETURNING 1", orRefuse: refusal)
     }
 }
 
 extension PostgresTransaction: SingleUseWrites {
-    /// One statement each: a concurrent consumer of the same value waits on its row lock, then finds it gone
-    /// (nonce) or present (jti).
+    /// One statement: a concurrent consumer of the same value waits on its row lock, then finds it present.
     func consume(_ value: SingleUse, ifUnavailable refusal: any Error & Sendable) {
         switch value {
-        case .nonce(let nonce, let userID, let now):
-            changeOne("DELETE FROM nonces WHERE nonce = \(nonce) AND user_id = \(userID) AND expires_at > \(now) RETURNING 1", orRefuse: refusal)
         case .jti(let jti, let issuer, let until):
             changeOne(
                 "INSERT INTO used_jtis (issuer, jti, expires_at) VALUES (\(issuer), \(jti), \(until)) ON CONFLICT DO NOTHING RETURNING 1",
                 orRefuse: refusal)
         }
-    }
-}
-
-extension PostgresTransaction: NonceWrites {
-    func insertNonce(_ nonce: String, userID: String, expiresAt: Int64, keepNewest: Int) {
-        execute(
-            "INSERT INTO nonces (nonce, user_id, expires_at) VALUES (\(nonce), \(userID), \(expiresAt))",
-            """
-            DELETE FROM nonces WHERE user_id = \(userID) AND nonce NOT IN
-                (SELECT nonce FROM nonces WHERE user_id = \(userID) ORDER BY expires_at DESC, nonce LIMIT \(keepNewest))
-            """)
     }
 }

@@ -146,6 +146,12 @@ enum Migrations {
                     revoked_at INTEGER NOT NULL
                 ) STRICT, WITHOUT ROWID;
                 """),
+        Migration(
+            name: "0004_stateless_sign_in_nonces",
+            sql: """
+                -- Sign-in nonces are MAC'd and stateless now; a used one is remembered in used_jtis until it expires.
+                DROP TABLE nonces;
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

@@ -1,14 +1,13 @@
 import LatchCore
 
 extension SQLiteTransaction: HousekeepingWrites {
-    /// Deletes, in batches of at most `limit` per table: expired nonces and `jti`s, and sessions past their
+    /// Deletes, in batches of at most `limit` per table: expired `jti`s (and used sign-in nonces), and sessions past their
     /// purge time (absolute expiry, or a day after revocation).
     func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int> {
         let result = WriteResult(0)
         apply { db in
             let limit = SQLValue.int(Int64(limit))
             var total = 0
-            total += try db.run("DELETE FROM nonces WHERE nonce IN (SELECT nonce FROM nonces WHERE expires_at <= ? LIMIT ?)", [.int(now), limit])
             total += try db.run(
                 "DELETE FROM used_jtis WHERE (issuer, jti) IN (SELECT issuer, jti FROM used_jtis WHERE expires_at < ? LIMIT ?)", [.int(now), limit])
             total += try db.run("DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE purge_at <= ? LIMIT ?)", [.int(now), limit])

@@ -102,7 +102,7 @@ extension SQLiteTransaction: UserWrites {
     }
 
     func deleteUser(id: String, ifMissing refusal: any Error & Sendable) {
-        // Device keys, registrations, nonces and sessions go with the user (ON DELETE CASCADE).
+        // Device keys, registrations and sessions go with the user (ON DELETE CASCADE).
         changeOne("DELETE FROM users WHERE id = ?", [.text(id)], orRefuse: refusal)
     }
 }
@@ -110,28 +110,10 @@ extension SQLiteTransaction: UserWrites {
 extension SQLiteTransaction: SingleUseWrites {
     func consume(_ value: SingleUse, ifUnavailable refusal: any Error & Sendable) {
         switch value {
-        case .nonce(let nonce, let userID, let now):
-            changeOne("DELETE FROM nonces WHERE nonce = ? AND user_id = ? AND expires_at > ?", [.text(nonce), .text(userID), .int(now)], orRefuse: refusal)
         case .jti(let jti, let issuer, let until):
             changeOne(
                 "INSERT INTO used_jtis (issuer, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [.text(issuer), .text(jti), .int(until)],
                 orRefuse: refusal)
-        }
-    }
-}
-
-extension SQLiteTransaction: NonceWrites {
-    func insertNonce(_ nonce: String, userID: String, expiresAt: Int64, keepNewest: Int) {
-        apply { db in
-            try db.run("INSERT INTO nonces (nonce, user_id, expires_at) VALUES (?, ?, ?)", [.text(nonce), .text(userID), .int(expiresAt)])
-            // The limit is written into the SQL (an integer from configuration): a bound LIMIT makes SQLite
-            // re-prepare the statement on every bind.
-            try db.run(
-                """
-                DELETE FROM nonces WHERE user_id = ?1 AND nonce NOT IN
-                    (SELECT nonce FROM nonces WHERE user_id = ?1 ORDER BY expires_at DESC, nonce LIMIT \(keepNewest))
-                """, [.text(userID)])
-            return nil
         }
     }
 }

@@ -12,7 +12,6 @@ public final class InMemoryStore: LatchStore {
         var users: [String: User] = [:]
         var deviceKeys: [DeviceKeyID: DeviceKey] = [:]
         var registrations: [String: RegistrationRecord] = [:]
-        var nonces: [String: (userID: String, expiresAt: Int64)] = [:]
         var usedJTIs: [JTI: Int64] = [:]
         var sessions: [String: Session] = [:]
         /// When housekeeping may delete a session: its expiry, or a day after revocation.
@@ -53,7 +52,6 @@ public final class InMemoryStore: LatchStore {
             case .users: state.users.count
             case .deviceKeys: state.deviceKeys.count
             case .registrations: state.registrations.count
-            case .nonces: state.nonces.count
             case .usedJTIs: state.usedJTIs.count
             case .sessions: state.sessions.count
             case .events: state.events.count
@@ -63,7 +61,7 @@ public final class InMemoryStore: LatchStore {
 
     /// The tables ``count(_:)`` can count.
     public enum Table: CaseIterable, Sendable {
-        case users, deviceKeys, registrations, nonces, usedJTIs, sessions, events
+        case users, deviceKeys, registrations, usedJTIs, sessions, events
     }
 
     // MARK: Unit of work
@@ -115,9 +113,6 @@ public final class InMemoryStore: LatchStore {
         func consume(_ value: SingleUse, ifUnavailable refusal: any Error & Sendable) {
             apply { state in
                 switch value {
-                case .nonce(let nonce, let userID, let now):
-                    guard let stored = state.nonces[nonce], stored.userID == userID, stored.expiresAt > now else { return refusal }
-                    state.nonces[nonce] = nil
                 case .jti(let jti, let issuer, let until):
                     let key = JTI(issuer: issuer, jti: jti)
                     guard state.usedJTIs[key] == nil else { return refusal }
@@ -165,7 +160,6 @@ public final class InMemoryStore: LatchStore {
                 guard state.users.removeValue(forKey: id) != nil else { return refusal }
                 state.deviceKeys = state.deviceKeys.filter { $0.key.userID != id }
                 state.registrations = state.registrations.filter { $0.value.userID != id }
-                state.nonces = state.nonces.filter { $0.value.userID != id }
                 for (sessionID, session) in state.sessions where session.userID == id {
                     state.sessions[sessionID] = nil
                     state.sessionPurgeAt[sessionID] = nil
@@ -182,16 +176,6 @@ public final class InMemoryStore: LatchStore {
             apply { state in
                 guard state.registrations[record.id] == nil else { return refusal }
                 state.registrations[record.id] = record
-                return nil
-            }
-        }
-
-        func insertNonce(_ nonce: String, userID: String, expiresAt: Int64, keepNewest: Int) {
-            apply { state in
-                state.nonces[nonce] = (userID, expiresAt)
-                let newest = state.nonces.filter { $0.value.userID == userID }
-                    .sorted { ($0.value.expiresAt, $1.key) > ($1.value.expiresAt, $0.key) }
-                for (old, _) in newest.dropFirst(keepNewest) { state.nonces[old] = nil }
                 return nil
             }
         }
@@ -325,8 +309,6 @@ public final class InMemoryStore: LatchStore {
         func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int> {
             let result = WriteResult(0)
             apply { state in
-                let nonces = state.nonces.filter { $0.value.expiresAt <= now }.keys.sorted().prefix(limit)
-                for nonce in nonces { state.nonces[nonce] = nil }
                 let jtis = state.usedJTIs.filter { $0.value < now }.keys.prefix(limit)
                 for jti in jtis { state.usedJTIs[jti] = nil }
                 let sessions = state.sessionPurgeAt.filter { $0.value <= now }.keys.sorted().prefix(limit)
@@ -334,7 +316,7 @@ public final class InMemoryStore: LatchStore {
                     state.sessions[id] = nil
                     state.sessionPurgeAt[id] = nil
                 }
-                result.set(nonces.count + jtis.count + sessions.count)
+                result.set(jtis.count + sessions.count)
                 return nil
             }
             return result

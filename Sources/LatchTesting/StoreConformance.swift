@@ -225,41 +225,6 @@ public enum StoreConformance {
             #expect(final.generation == 100 && final.retryGeneration == 0 && final.revokedAt == nil)
             #expect(try await refresh(store, "s1", 50, now: 1002) == (.reuseDetected, nil))
         },
-        Check(name: "nonces: consumed once under 50 concurrent sign-ins on two replicas; expired and other users' nonces never; failures write no session") { store, replica in
-            let alice = user("alice")
-            let bob = user("bob")
-            try await register(store, alice)
-            try await register(store, bob)
-            try await store.write { $0.insertNonce("n1", userID: alice.id, expiresAt: 2000, keepNewest: 16) }
-            try await store.write { $0.insertNonce("old", userID: alice.id, expiresAt: 1000, keepNewest: 16) }
-            let started = try await withThrowingTaskGroup(of: Int.self) { group in
-                for index in 0..<50 {
-                    group.addTask {
-                        try await start(pick(index, store, replica), session("s\(index)", user: alice, now: 1500), consumes: .nonce("n1", userID: alice.id, now: 1500)) == nil ? 1 : 0
-                    }
-                }
-                return try await group.reduce(0, +)
-            }
-            #expect(started == 1)
-            let opened = try await (0..<50).asyncCount { try await store.session(id: "s\($0)") != nil }
-            #expect(opened == 1)
-            #expect(try await start(store, session("x1", user: alice, now: 1500), consumes: .nonce("old", userID: alice.id, now: 1500)) == .used)
-            try await store.write { $0.insertNonce("n2", userID: alice.id, expiresAt: 2000, keepNewest: 16) }
-            #expect(try await start(store, session("x2", user: bob, now: 1500), consumes: .nonce("n2", userID: bob.id, now: 1500)) == .used)
-            #expect(try await start(store, session("x3", user: alice, now: 1500), consumes: .nonce("n2", userID: alice.id, now: 1500)) == nil)
-        },
-        Check(name: "nonces: at most keepNewest per user, the newest kept") { store, _ in
-            let alice = user("alice")
-            try await register(store, alice)
-            for index in 0..<5 {
-                try await store.write { $0.insertNonce("n\(index)", userID: alice.id, expiresAt: 2000 + Int64(index), keepNewest: 3) }
-            }
-            var live: [String] = []
-            for index in 0..<5 where try await start(store, session("s\(index)", user: alice), consumes: .nonce("n\(index)", userID: alice.id, now: 1500)) == nil {
-                live.append("n\(index)")
-            }
-            #expect(live == ["n2", "n3", "n4"])
-        },
         Check(name: "jti: 20 concurrent sign-ins on two replicas with one assertion id open one session; claims are updated with it") { store, replica in
             let alice = user("alice", issuer: "acme")
             try await register(store, alice)
@@ -278,17 +243,15 @@ public enum StoreConformance {
             // The same jti from another issuer is a different value.
             #expect(try await start(store, session("other", user: alice), consumes: .jti("same", issuer: "evil", until: 9999)) == nil)
         },
-        Check(name: "deleting a user removes keys, registrations, nonces and sessions; a sign-in for a deleted user is refused") { store, _ in
+        Check(name: "deleting a user removes keys, registrations and sessions; a sign-in for a deleted user is refused") { store, _ in
             let alice = user("alice")
             try await register(store, alice, registrationID: "reg-1")
-            try await store.write { $0.insertNonce("n", userID: alice.id, expiresAt: 2000, keepNewest: 4) }
             try await start(store, session("s1", user: alice))
             #expect(try await store.deleteUser(id: alice.id))
             #expect(try await store.user(id: alice.id) == nil)
             #expect(try await store.deviceKey(userID: alice.id, keyID: "dk") == nil)
             #expect(try await store.registration(id: "reg-1") == nil)
             #expect(try await store.session(id: "s1") == nil)
-            #expect(try await start(store, session("s2", user: alice), consumes: .nonce("n", userID: alice.id, now: 1500)) == .used)
             #expect(try await start(store, session("s3", user: alice)) == .missing)
             #expect(try await store.deleteUser(id: alice.id) == false)
         },
@@ -307,10 +270,10 @@ public enum StoreConformance {
             #expect(pair.0.id == "s1" && pair.1.username == "alice" && pair.0.revokedAt == 1200)
             #expect(try await store.sessionWithUser(id: "nope") == nil)
         },
-        Check(name: "housekeeping purges expired nonces, jtis and sessions (revoked ones after a day) in bounded batches") { store, _ in
+        Check(name: "housekeeping purges expired jtis and sessions (revoked ones after a day) in bounded batches") { store, _ in
             let alice = user("alice")
             try await register(store, alice, jti: "keep")
-            for index in 0..<5 { try await store.write { $0.insertNonce("n\(index)", userID: alice.id, expiresAt: 100, keepNewest: 16) } }
+            for index in 0..<5 { _ = try await store.consume(.jti("n\(index)", issuer: "latch:sign-in-nonce", until: 100)) }
             try await start(store, session("dead", user: alice, now: 10))
             try await start(store, session("live", user: alice, now: 4000))
             try await start(store, session("revoked", user: alice, now: 4000))

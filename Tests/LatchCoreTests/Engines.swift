@@ -53,7 +53,7 @@ struct Engines {
             grants: [
                 JWTBearerGrant(
                     methods: [
-                        DeviceKeySignIn(store: store, verifier: verifier, settings: assertions),
+                        DeviceKeySignIn(store: store, verifier: verifier, settings: assertions, nonces: nonceCodec),
                         FederatedSignIn(store: store, verifier: verifier, settings: assertions),
                     ],
                     verifier: verifier, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock.clock),
@@ -68,7 +68,8 @@ struct Engines {
             store: store, proofs: proofs, disabled: testKeys ? [] : [.test], assertions: assertions, clock: clock.clock, random: random)
     }
 
-    var nonces: SignInNonces { SignInNonces(store: store, settings: assertions, clock: clock.clock, random: random) }
+    let nonceCodec = SignInNonceCodec(key: KeySealer.derivedKey(from: [UInt8](repeating: 9, count: 32), purpose: "nonce test"))
+    var nonces: SignInNonces { SignInNonces(codec: nonceCodec, settings: assertions, clock: clock.clock, random: random) }
 
     var accessTokens: AccessTokenAuthenticator { AccessTokenAuthenticator(store: store, keys: keys, issuer: tokens.issuer, clock: clock.clock) }
 

@@ -81,15 +81,34 @@ struct JWTBearerGrantTests {
             _ = try await engines.signIn(
                 assertion: try Assertions.device(username: "bob", keyID: "device-1", nonce: carols.nonce, now: engines.now).sign(with: TestKeys.p256))
         }
-        // A nonce for an unknown username is well-formed but stored nowhere.
+        // A nonce for an unknown username is well-formed, and issuing it writes nothing.
+        let rows = engines.rowCounts
         let ghost = try await engines.nonces.issue(SignInChallengeRequest(username: "ghost"))
-        #expect(ghost.nonce.hasPrefix(SignInNonces.prefix) && engines.store.count(.nonces) == 1)
+        #expect(ghost.nonce.hasPrefix(SignInNonces.prefix) && engines.rowCounts == rows)
+        // Nonces Latch did not issue: made up, or with the expiry pushed out.
+        let parts = carols.nonce.split(separator: ".")
+        for forged in ["lsn_" + String(repeating: "A", count: 22), parts[0] + ".99999999999." + parts[2], carols.nonce + "x"] {
+            await expectCode(.invalidGrant) {
+                _ = try await engines.signIn(
+                    assertion: try Assertions.device(username: "carol", keyID: "device-1", nonce: forged, now: engines.now).sign(with: TestKeys.p256))
+            }
+        }
         let bobs = try await engines.nonces.issue(SignInChallengeRequest(username: "bob"))
         engines.clock.advance(by: 301)
         await expectCode(.invalidGrant) {
             _ = try await engines.signIn(
                 assertion: try Assertions.device(username: "bob", keyID: "device-1", nonce: bobs.nonce, now: engines.now).sign(with: TestKeys.p256))
         }
+    }
+
+    @Test("Asking for many nonces for a username cannot push out the one a device holds (nothing is stored to evict)")
+    func nonceFlood() async throws {
+        let engines = try await Engines.make()
+        try await engines.registerDevice("bob")
+        let held = try await engines.nonces.issue(SignInChallengeRequest(username: "bob"))
+        for _ in 0..<200 { _ = try await engines.nonces.issue(SignInChallengeRequest(username: "bob")) }
+        _ = try await engines.signIn(
+            assertion: try Assertions.device(username: "bob", keyID: "device-1", nonce: held.nonce, now: engines.now).sign(with: TestKeys.p256))
     }
 
     @Test("An assertion whose jti is not a sign-in nonce is taken as federated, whatever its iss")

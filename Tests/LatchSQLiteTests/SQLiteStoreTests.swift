@@ -90,10 +90,10 @@ struct SQLiteStoreTests {
             for index in 0..<5 {
                 try await StoreConformance.start(store, StoreConformance.session("s\(index)", user: alice))
                 _ = try await StoreConformance.refresh(store, "s\(index)", 0, now: 1001)
-                try await store.write { $0.insertNonce("n\(index)", userID: alice.id, expiresAt: 2000, keepNewest: 3) }
+                _ = try await store.consume(.jti("n\(index)", issuer: "latch:sign-in-nonce", until: 2000))
             }
             let counts = try await store.job { db in
-                [SQLiteStore.sessionAndUser, "INSERT INTO nonces (nonce, user_id, expires_at) VALUES (?, ?, ?)"].map(db.reprepareCount)
+                [SQLiteStore.sessionAndUser, "INSERT INTO used_jtis (issuer, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING"].map(db.reprepareCount)
             }
             #expect(counts == [0, 0])
         }

@@ -166,14 +166,18 @@ struct FlowTests {
         }
     }
 
-    @Test("A challenge for an unknown username looks the same and stores nothing")
+    @Test("A challenge for an unknown username looks the same as one for a registered user, and writes nothing")
     func challengeForUnknownUser() async throws {
         try await Deployment.make().run { client in
-            let reply = try await client.postJSON("/v1/sign-in/challenge", SignInChallengeRequest(username: "ghost"))
-            // lsn_ + 32 random bytes in base64url, like the nonce of a registered user.
-            let nonce = try #require(reply.json["nonce"]?.stringValue)
-            #expect(reply.status == .ok && nonce.hasPrefix(SignInNonces.prefix) && nonce.count == 4 + 43)
-            #expect(try await client.deployment.count("nonces") == 0)
+            _ = try await client.registerWithTestKey(username: "bob", deviceKey: TestKeys.p256)
+            let before = try await client.deployment.count("used_jtis")
+            let ghost = try #require(try await client.postJSON("/v1/sign-in/challenge", SignInChallengeRequest(username: "ghost")).json["nonce"]?.stringValue)
+            let bob = try #require(try await client.postJSON("/v1/sign-in/challenge", SignInChallengeRequest(username: "bob")).json["nonce"]?.stringValue)
+            // lsn_<22 random>.<expiry>.<43 MAC>, the same shape for both.
+            for nonce in [ghost, bob] {
+                #expect(nonce.hasPrefix(SignInNonces.prefix) && nonce.count == ghost.count && nonce.split(separator: ".").count == 3, "\(nonce)")
+            }
+            #expect(try await client.deployment.count("used_jtis") == before)
         }
     }
 

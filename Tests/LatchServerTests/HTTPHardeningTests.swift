@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import LatchApp
+import LatchJOSE
 import LatchModel
 @testable import LatchServer
 import LatchTesting
@@ -96,6 +97,33 @@ struct HTTPHardeningTests {
             #expect(try await attempt(Deployment.adminToken, from: "203.0.113.7").status == .ok)
             // Successes spend nothing.
             for _ in 0..<10 { #expect(try await attempt(Deployment.adminToken, from: "198.51.100.2").status == .ok) }
+        }
+    }
+
+    @Test("The sign-in challenge takes the same time for registered and unknown usernames (medians within 1.5×)")
+    func challengeTiming() async throws {
+        try await Deployment.make({ $0.rateLimitPerMinute = 0 }).run { client in
+            _ = try await client.registerWithTestKey(username: "bob", deviceKey: TestKeys.p256)
+            var known: [Duration] = []
+            var unknown: [Duration] = []
+            let clock = ContinuousClock()
+            // Bounded: 300 rounds of two requests, interleaved so drift hits both alike.
+            for round in 0..<300 {
+                for (username, samples) in [("bob", 0), ("ghost-\(round)", 1)] {
+                    let started = clock.now
+                    let reply = try await client.postJSON("/v1/sign-in/challenge", SignInChallengeRequest(username: username))
+                    let elapsed = clock.now - started
+                    #expect(reply.status == .ok)
+                    if samples == 0 { known.append(elapsed) } else { unknown.append(elapsed) }
+                }
+            }
+            func median(_ values: [Duration]) -> Double {
+                let sorted = values.sorted()
+                let middle = sorted[sorted.count / 2]
+                return Double(middle.components.seconds) + Double(middle.components.attoseconds) / 1e18
+            }
+            let ratio = median(known) / median(unknown)
+            #expect((1 / 1.5...1.5).contains(ratio), "registered \(median(known) * 1e6) µs, unknown \(median(unknown) * 1e6) µs")
         }
     }
 }

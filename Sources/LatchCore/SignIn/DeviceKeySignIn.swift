@@ -4,17 +4,20 @@ import LatchModel
 /// Sign-in with a device key: the device signs the nonce Latch issued (``SignInNonces``) as its assertion's
 /// `jti`, with `iss` = `sub` = its username and `kid` = the device key's id.
 ///
-/// It is recognised by that `jti` alone: sign-in nonces carry the ``SignInNonces/prefix``. The user and key are
-/// then found in one lookup, and the nonce is consumed when the session opens.
+/// It is recognised by that `jti` alone: sign-in nonces carry the ``SignInNonces/prefix``. The nonce's MAC is
+/// checked first (it must be Latch's, unexpired, and issued for the assertion's `iss`), then the user and key are
+/// found in one lookup, and the nonce is consumed when the session opens.
 public struct DeviceKeySignIn: AssertionSignIn {
     let store: any UserStore
     let verifier: AssertionVerifier
     let settings: AssertionSettings
+    let nonces: SignInNonceCodec
 
-    public init(store: any UserStore, verifier: AssertionVerifier, settings: AssertionSettings) {
+    public init(store: any UserStore, verifier: AssertionVerifier, settings: AssertionSettings, nonces: SignInNonceCodec) {
         self.store = store
         self.verifier = verifier
         self.settings = settings
+        self.nonces = nonces
     }
 
     public func recognizes(_ assertion: ParsedJWS) -> Bool {
@@ -22,9 +25,12 @@ public struct DeviceKeySignIn: AssertionSignIn {
     }
 
     public func verify(_ assertion: ParsedJWS, now: Int64) async throws -> VerifiedSignIn {
+        guard let nonce = assertion.claims["jti"]?.stringValue, let username = assertion.lookupClaim("iss"),
+            let expiresAt = nonces.expiry(of: nonce, username: username, now: now)
+        else { throw LatchError.invalidGrant("the nonce is not one Latch issued for this username, or it has expired") }
         let verified = try await verifier.verify(assertion, as: DeviceAssertion(store: store, settings: settings, now: now))
-        let user = verified.key.0
-        return VerifiedSignIn(user: user, amr: ["pop"], consumes: .nonce(verified.claims.jwtID, userID: user.id, now: now))
+        return VerifiedSignIn(
+            user: verified.key.0, amr: ["pop"], consumes: .jti(nonce, issuer: SignInNonces.consumedIssuer, until: expiresAt))
     }
 }
 

@@ -1,20 +1,30 @@
+import Crypto
+import Foundation
+import LatchJOSE
 import LatchModel
 
 /// Issues the nonces a device signs to sign in with its key (``DeviceKeySignIn``).
 ///
-/// An unknown username gets a well-formed nonce too, with nothing stored: the answer does not reveal who is
-/// registered, and the sign-in that follows fails at the token endpoint like any bad assertion.
+/// A nonce is stateless: `lsn_<random>.<expiry>.<MAC>`, the MAC (HMAC-SHA256 under a key derived from the
+/// deployment's key-encryption key, so every replica shares it) binding the random part, the expiry and the
+/// username it was asked for. Issuing one reads and writes nothing, so:
+/// - the answer and its timing are the same for registered and unknown usernames (nothing is looked up);
+/// - nobody can evict anybody's nonce by asking for many (nothing is stored to evict);
+/// - only nonces Latch issued are accepted, each once: the sign-in consumes it as a single-use value in the unit
+///   of work that opens the session.
 public struct SignInNonces: Sendable {
     /// Every sign-in nonce starts with this, so the token endpoint knows a device assertion by its `jti`.
     public static let prefix = "lsn_"
+    /// The namespace in which a used nonce is remembered (until it expires).
+    static let consumedIssuer = "latch:sign-in-nonce"
 
-    let store: any UserStore & UnitOfWork
+    let codec: SignInNonceCodec
     let settings: AssertionSettings
     let clock: LatchClock
     let random: RandomSource
 
-    public init(store: any UserStore & UnitOfWork, settings: AssertionSettings, clock: LatchClock, random: RandomSource) {
-        self.store = store
+    public init(codec: SignInNonceCodec, settings: AssertionSettings, clock: LatchClock, random: RandomSource) {
+        self.codec = codec
         self.settings = settings
         self.clock = clock
         self.random = random
@@ -24,13 +34,35 @@ public struct SignInNonces: Sendable {
         guard !request.username.isEmpty, request.username.utf8.count <= 255 else {
             throw LatchError.invalidInput("username must be 1–255 bytes")
         }
-        let nonce = Self.prefix + random.token()
-        let now = clock.seconds()
-        if let user = try await store.user(username: request.username) {
-            let expiresAt = now.adding(seconds: settings.nonceLifetime)
-            let keep = settings.maxOutstandingNonces
-            try await store.write { $0.insertNonce(nonce, userID: user.id, expiresAt: expiresAt, keepNewest: keep) }
-        }
+        let expiresAt = clock.seconds().adding(seconds: settings.nonceLifetime)
+        let nonce = codec.nonce(username: request.username, random: random.token(byteCount: 16), expiresAt: expiresAt)
         return SignInChallengeResponse(nonce: nonce, audience: settings.audience, expiresIn: Int(settings.nonceLifetime))
+    }
+}
+
+/// Makes and checks sign-in nonces: `lsn_<random>.<expiry>.<MAC>` with MAC = HMAC-SHA256(key,
+/// "lsn1|<random>|<expiry>|<username>").
+public struct SignInNonceCodec: Sendable {
+    private let key: SymmetricKey
+
+    public init(key: SymmetricKey) { self.key = key }
+
+    func nonce(username: String, random: String, expiresAt: Int64) -> String {
+        SignInNonces.prefix + random + "." + String(expiresAt) + "." + Base64URL.encode(Data(mac(random, expiresAt, username)))
+    }
+
+    /// The expiry of `nonce` when Latch issued it for `username` and it is still valid at `now`; nil otherwise.
+    public func expiry(of nonce: String, username: String, now: Int64) -> Int64? {
+        guard nonce.utf8.count <= 128, nonce.hasPrefix(SignInNonces.prefix) else { return nil }
+        let parts = nonce.dropFirst(SignInNonces.prefix.count).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, let expiresAt = Int64(parts[1]), String(expiresAt) == parts[1],
+            let presented = Base64URL.decode(parts[2]),
+            Secrets.constantTimeEquals(presented, Data(mac(String(parts[0]), expiresAt, username)))
+        else { return nil }
+        return now < expiresAt ? expiresAt : nil
+    }
+
+    private func mac(_ random: String, _ expiresAt: Int64, _ username: String) -> HMAC<SHA256>.MAC {
+        HMAC<SHA256>.authenticationCode(for: Array("lsn1|\(random)|\(expiresAt)|\(username)".utf8), using: key)
     }
 }

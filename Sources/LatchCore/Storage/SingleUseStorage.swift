@@ -1,8 +1,6 @@
 /// A value that may be used once.
 public enum SingleUse: Sendable, Hashable {
-    /// A sign-in nonce this server issued for `userID`; consumed only while unexpired at `now`.
-    case nonce(String, userID: String, now: Int64)
-    /// An assertion `jti` from `issuer`, remembered until `until` (its `exp` plus skew).
+    /// An assertion `jti` (or a sign-in nonce) from `issuer`, remembered until `until` (its `exp` plus skew).
     case jti(String, issuer: String, until: Int64)
 }
 

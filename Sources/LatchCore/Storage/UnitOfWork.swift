@@ -2,7 +2,7 @@ import Synchronization
 
 /// Every write primitive a store offers inside one transaction: the composition of the per-domain write
 /// protocols. A store's transaction type must conform to all of them, so a backend that lacks one does not compile.
-public typealias StoreTransaction = SingleUseWrites & UserWrites & RegistrationWrites & NonceWrites & SessionWrites
+public typealias StoreTransaction = SingleUseWrites & UserWrites & RegistrationWrites & SessionWrites
     & IssuerWrites & TestRegistrationKeyWrites & ClientWrites & SigningKeyWrites & AdminTokenWrites & HousekeepingWrites
     & EventWrites
 
