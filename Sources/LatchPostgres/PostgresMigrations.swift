@@ -75,6 +75,17 @@ enum PostgresMigrations {
         ),
         // Sign-in nonces are MAC'd and stateless now; a used one is remembered in used_jtis until it expires.
         ("0004_stateless_sign_in_nonces", ["DROP TABLE nonces"]),
+        // A username is unique within its source: Latch's own users ('') or one federated issuer.
+        (
+            "0005_usernames_per_source",
+            [
+                "ALTER TABLE users ADD COLUMN source TEXT NOT NULL DEFAULT ''",
+                "UPDATE users SET source = issuer WHERE issuer IS NOT NULL",
+                "ALTER TABLE users ALTER COLUMN source DROP DEFAULT",
+                "ALTER TABLE users DROP CONSTRAINT users_username_key",
+                "CREATE UNIQUE INDEX users_source_username ON users (source, username)",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

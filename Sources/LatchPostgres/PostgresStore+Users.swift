@@ -29,7 +29,7 @@ extension PostgresStore: UserStore {
 
     public func user(username: String) async throws -> User? {
         try await query("user") { client in
-            try await client.query("SELECT \(unescaped: Self.userColumns) FROM users WHERE username = \(username)").first(UserRow.self).map(Self.user)
+            try await client.query("SELECT \(unescaped: Self.userColumns) FROM users WHERE source = '' AND username = \(username)").first(UserRow.self).map(Self.user)
         }
     }
 
@@ -61,7 +61,7 @@ extension PostgresStore: UserStore {
             try await client.query(
                 """
                 SELECT u.id, u.username, u.kind, u.issuer, u.subject, u.claims, u.created_at, k.algorithm, k.public_key, k.created_at
-                FROM users u JOIN device_keys k ON k.user_id = u.id WHERE u.username = \(username) AND k.key_id = \(keyID)
+                FROM users u JOIN device_keys k ON k.user_id = u.id WHERE u.source = '' AND u.username = \(username) AND k.key_id = \(keyID)
                 """
             ).first((String, String, String, String?, String?, String, Int64, String, Data, Int64).self).map { row in
                 let user = try Self.user((row.0, row.1, row.2, row.3, row.4, row.5, row.6))
@@ -73,13 +73,13 @@ extension PostgresStore: UserStore {
 
 extension PostgresTransaction: UserWrites {
     func insertUser(_ user: User, ifTaken refusal: any Error & Sendable) {
-        // No conflict target: any unique key (id, username, issuer + subject) refuses. A concurrent insert of the
+        // No conflict target: any unique key (id, source + username, issuer + subject) refuses. A concurrent insert of the
         // same key waits for the other transaction, then refuses if it committed.
         let claims = StoredForm.claimsText(user.claims)
         changeOne(
             """
-            INSERT INTO users (id, username, kind, issuer, subject, claims, created_at)
-            VALUES (\(user.id), \(user.username), \(user.kind.rawValue), \(user.issuer), \(user.subject), \(claims), \(user.createdAt))
+            INSERT INTO users (id, username, kind, issuer, subject, claims, created_at, source)
+            VALUES (\(user.id), \(user.username), \(user.kind.rawValue), \(user.issuer), \(user.subject), \(claims), \(user.createdAt), \(user.source))
             ON CONFLICT DO NOTHING RETURNING 1
             """, orRefuse: refusal)
     }

@@ -152,6 +152,29 @@ enum Migrations {
                 -- Sign-in nonces are MAC'd and stateless now; a used one is remembered in used_jtis until it expires.
                 DROP TABLE nonces;
                 """),
+        Migration(
+            name: "0005_usernames_per_source",
+            sql: """
+                -- A username is unique within its source: Latch's own users (source '') or one federated issuer
+                -- (source = the issuer), so nobody can squat another source's names. SQLite cannot drop a
+                -- column's UNIQUE: the table is rebuilt (foreign keys are off while migrations run).
+                CREATE TABLE users_new (
+                    id TEXT PRIMARY KEY,
+                    source TEXT NOT NULL,
+                    username TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    issuer TEXT,
+                    subject TEXT,
+                    claims TEXT NOT NULL DEFAULT '{}',
+                    created_at INTEGER NOT NULL
+                ) STRICT;
+                INSERT INTO users_new (id, source, username, kind, issuer, subject, claims, created_at)
+                    SELECT id, coalesce(issuer, ''), username, kind, issuer, subject, claims, created_at FROM users;
+                DROP TABLE users;
+                ALTER TABLE users_new RENAME TO users;
+                CREATE UNIQUE INDEX users_source_username ON users (source, username);
+                CREATE UNIQUE INDEX users_federated ON users (issuer, subject);
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one
@@ -165,6 +188,9 @@ enum Migrations {
                 applied_at INTEGER NOT NULL
             ) STRICT;
             """)
+        // Off while migrating, so that rebuilding a table does not cascade; checked before commit.
+        try handle.run("PRAGMA foreign_keys = OFF")
+        defer { _ = try? handle.run("PRAGMA foreign_keys = ON") }
         try handle.run("BEGIN IMMEDIATE")
         do {
             let applied = try handle.query("SELECT version, name FROM latch_migrations ORDER BY version")
@@ -184,6 +210,9 @@ enum Migrations {
                     "INSERT INTO latch_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                     [.int(Int64(index + 1)), .text(migration.name), .int(now)])
                 names.append(migration.name)
+            }
+            guard try handle.query("PRAGMA foreign_key_check").isEmpty else {
+                throw MigrationError("a migration left rows whose foreign keys point nowhere; nothing was changed")
             }
             try handle.run("COMMIT")
             return names

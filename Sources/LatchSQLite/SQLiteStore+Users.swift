@@ -26,7 +26,7 @@ extension SQLiteStore: UserStore {
 
     public func user(username: String) async throws -> User? {
         try await read { db in
-            try db.row("SELECT \(Self.userColumns) FROM users WHERE username = ?", [.text(username)]).map { try Self.decodeUser($0) }
+            try db.row("SELECT \(Self.userColumns) FROM users WHERE source = '' AND username = ?", [.text(username)]).map { try Self.decodeUser($0) }
         }
     }
 
@@ -53,7 +53,7 @@ extension SQLiteStore: UserStore {
 
     static let deviceSignInKey = """
         SELECT \(qualified(userColumns, "u")), k.algorithm, k.public_key, k.created_at
-        FROM users u JOIN device_keys k ON k.user_id = u.id WHERE u.username = ? AND k.key_id = ?
+        FROM users u JOIN device_keys k ON k.user_id = u.id WHERE u.source = '' AND u.username = ? AND k.key_id = ?
         """
 
     public func deviceSignInKey(username: String, keyID: String) async throws -> (User, DeviceKey)? {
@@ -73,12 +73,12 @@ extension SQLiteStore: UserStore {
 
 extension SQLiteTransaction: UserWrites {
     func insertUser(_ user: User, ifTaken refusal: any Error & Sendable) {
-        // No conflict target: any unique key (id, username, issuer + subject) refuses.
+        // No conflict target: any unique key (id, source + username, issuer + subject) refuses.
         changeOne(
-            "INSERT INTO users (\(SQLiteStore.userColumns)) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "INSERT INTO users (\(SQLiteStore.userColumns), source) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [
                 .text(user.id), .text(user.username), .text(user.kind.rawValue), user.issuer.sql, user.subject.sql,
-                .text(StoredForm.claimsText(user.claims)), .int(user.createdAt),
+                .text(StoredForm.claimsText(user.claims)), .int(user.createdAt), .text(user.source),
             ], orRefuse: refusal)
     }
 

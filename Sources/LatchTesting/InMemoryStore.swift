@@ -125,7 +125,7 @@ public final class InMemoryStore: LatchStore {
         func insertUser(_ user: User, ifTaken refusal: any Error & Sendable) {
             apply { state in
                 let taken = state.users.values.contains {
-                    $0.id == user.id || $0.username == user.username
+                    $0.id == user.id || ($0.source == user.source && $0.username == user.username)
                         || (user.issuer != nil && $0.issuer == user.issuer && $0.subject == user.subject)
                 }
                 if taken { return refusal }
@@ -328,7 +328,7 @@ public final class InMemoryStore: LatchStore {
     public func user(id: String) async throws -> User? { state.withLock { $0.users[id] } }
 
     public func user(username: String) async throws -> User? {
-        state.withLock { $0.users.values.first { $0.username == username } }
+        state.withLock { $0.users.values.first { $0.source == "" && $0.username == username } }
     }
 
     public func federatedUser(issuer: String, subject: String) async throws -> User? {
@@ -347,7 +347,7 @@ public final class InMemoryStore: LatchStore {
 
     public func deviceSignInKey(username: String, keyID: String) async throws -> (User, DeviceKey)? {
         state.withLock { state in
-            guard let user = state.users.values.first(where: { $0.username == username }),
+            guard let user = state.users.values.first(where: { $0.source == "" && $0.username == username }),
                 let key = state.deviceKeys[DeviceKeyID(userID: user.id, keyID: keyID)]
             else { return nil }
             return (user, key)

@@ -134,8 +134,27 @@ public enum StoreConformance {
             let (found, key) = try #require(try await store.deviceSignInKey(username: "alice", keyID: "dk"))
             #expect(found.id == "u-alice" && key.keyID == "dk")
             #expect(try await store.deviceSignInKey(username: "alice", keyID: "other") == nil)
-            #expect(try await store.deviceSignInKey(username: "fed", keyID: "dk") != nil)
+            // A federated user's name is its issuer's, not Latch's: no device sign-in by it.
+            #expect(try await store.deviceSignInKey(username: "fed", keyID: "dk") == nil)
+            #expect(try await store.user(username: "fed") == nil)
             #expect(try await store.deviceSignInKey(username: "nobody", keyID: "dk") == nil)
+        },
+        Check(name: "users: a username is unique within its source (Latch's own, or one issuer), not across sources") { store, _ in
+            try await register(store, user("alice"), jti: "n1")
+            @Sendable func federated(_ id: String, _ issuer: String, _ subject: String) -> User {
+                User(id: id, username: subject, kind: .federated, issuer: issuer, subject: subject, claims: [:], createdAt: 1)
+            }
+            // Another source's "alice" is somebody else, and both exist.
+            try await registration(store, federated("u-acme-alice", "acme", "alice"), jti: "f1", record: nil, deviceKey: false)
+            try await registration(store, federated("u-globex-alice", "globex", "alice"), jti: "f2", record: nil, deviceKey: false)
+            #expect(try await store.user(username: "alice")?.id == "u-alice")
+            #expect(try await store.federatedUser(issuer: "globex", subject: "alice")?.id == "u-globex-alice")
+            // Within a source the name stays unique.
+            let twin = User(id: "u-twin", username: "alice", kind: .test, issuer: nil, subject: nil, claims: [:], createdAt: 1)
+            await #expect(throws: Refusal.taken) { try await registration(store, twin, jti: "n2", record: nil, deviceKey: false) }
+            await #expect(throws: Refusal.taken) {
+                try await registration(store, federated("u-acme-twin", "acme", "alice"), jti: "f3", record: nil, deviceKey: false)
+            }
         },
         Check(name: "registration records: an existing id refuses; 10 concurrent units with one id on two replicas create one user") { store, replica in
             try await register(store, user("alice"), registrationID: "reg-1")

@@ -16,7 +16,7 @@ struct JWTBearerGrantTests {
         let claims = try ParsedJWS(tokens.idToken).claims
         #expect(claims["amr"] == ["fed"] && claims["username"] == "alice" && claims["tier"] == "platinum")
         // The changed claim was written with the session.
-        #expect(try await engines.store.user(username: "alice")?.claims == ["tier": "platinum"])
+        #expect(try await engines.store.federatedUser(issuer: "acme", subject: "alice")?.claims == ["tier": "platinum"])
         #expect(engines.store.count(.sessions) == 1)
     }
 

@@ -28,6 +28,39 @@ struct SQLiteStoreTests {
         }
     }
 
+    @Test("Upgrading a database of migrations 1–4 keeps users, keys and sessions, and their cascades (0005 rebuilds users)")
+    func upgradeToPerSourceUsernames() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/latch.sqlite"
+        do {
+            let handle = try SQLiteHandle(path: path, create: true)
+            try handle.execute("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;")
+            try handle.execute("CREATE TABLE latch_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;")
+            for (index, migration) in Migrations.all.prefix(4).enumerated() {
+                try handle.execute(migration.sql)
+                try handle.run("INSERT INTO latch_migrations VALUES (?, ?, 0)", [.int(Int64(index + 1)), .text(migration.name)])
+            }
+            try handle.execute(
+                """
+                INSERT INTO users (id, username, kind, issuer, subject, claims, created_at) VALUES
+                    ('u-1', 'alice', 'TEST', NULL, NULL, '{}', 1), ('u-2', 'bob', 'FSSO', 'acme', 'bob', '{"tier":"gold"}', 2);
+                INSERT INTO device_keys VALUES ('u-1', 'dk', 'ES256', x'00', 1);
+                """)
+        }
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        #expect(try await store.user(username: "alice")?.id == "u-1")
+        #expect(try await store.federatedUser(issuer: "acme", subject: "bob")?.claims == ["tier": "gold"])
+        #expect(try await store.job { db in try db.query("SELECT source FROM users ORDER BY id").map { $0.text(0) } } == ["", "acme"])
+        // The foreign keys of device_keys point at the rebuilt table: deleting the user removes the key.
+        #expect(try await store.deleteUser(id: "u-1"))
+        #expect(try await store.job { db in try db.query("SELECT count(*) FROM device_keys").first?.int(0) } == 0)
+        // Latch's own "bob" can register beside acme's, now that names are per source.
+        try await StoreConformance.register(store, StoreConformance.user("bob"))
+        #expect(try await store.user(username: "bob")?.id == "u-bob")
+    }
+
     @Test("A stored value this version cannot read is an unavailable store, never a default", arguments: [
         "UPDATE users SET kind = 'ALIEN'", "UPDATE users SET claims = 'not json'", "UPDATE device_keys SET public_key = x'00'",
     ])

@@ -451,4 +451,63 @@ struct UnknownKidTests {
             #expect(try await client.get("/oauth2/userinfo", bearer: fromOther.accessToken).status == .ok)
         }
     }
+
+    /// Registers `username` with a fresh test key; the reply.
+    static func registerTest(_ client: Client, _ username: String, deviceKey: PrivateKey = TestKeys.p256) async throws -> Reply {
+        let created = try await client.admin(.post, "/admin/v1/test-keys", AdminTestKeyRequest()).decode(AdminTestKeyCreated.self)
+        let answer = try Assertions.testRegistration(keyID: created.keyId, subject: username, now: client.deployment.now)
+            .sign(with: try PrivateKey(pem: created.privateKey))
+        return try await client.postJSON(
+            "/v1/registrations",
+            RegistrationRequest(
+                challengeType: .test, answer: answer,
+                publicKey: RegistrationPublicKey(keyId: "device-1", algorithm: "ES256", publicKey: deviceKey.publicKey.pemRepresentation)))
+    }
+
+    @Test("Usernames are unique per source: a test key or one issuer cannot take another issuer's names")
+    func usernamesPerSource() async throws {
+        try await Deployment.make().run { client in
+            try await client.addIssuer()
+            try await client.addIssuer(name: "globex", keyID: "g1", key: TestKeys.rsa2)
+            let native = try await Self.registerTest(client, "carol")
+            #expect(native.status == .created)
+            let acme = try await client.registerFederated(subject: "carol")
+            let globexAnswer = try client.federatedAssertion(subject: "carol", issuer: "globex", keyID: "g1", key: TestKeys.rsa2)
+            let globex = try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: .fsso, answer: globexAnswer))
+            #expect(globex.status == .created)
+            let ids = Set([try native.decode(RegistrationResponse.self).userId, acme.userId, try globex.decode(RegistrationResponse.self).userId])
+            #expect(ids.count == 3)
+            // Within a source, still one "carol".
+            #expect(try await Self.registerTest(client, "carol", deviceKey: TestKeys.p256b).code == "already_registered")
+            // The device user signs in by name; the federated ones by their issuer's JWTs.
+            #expect(try await client.signInWithKey(username: "carol", deviceKey: TestKeys.p256).status == .ok)
+            #expect(try await client.signInFederated(subject: "carol").idToken.isEmpty == false)
+        }
+    }
+
+    @Test("Look-alike usernames are one: case, width and NFC are normalised; invisible and control characters are refused")
+    func lookAlikeUsernames() async throws {
+        try await Deployment.make().run { client in
+            let alice = try await Self.registerTest(client, "Alice")
+            #expect(alice.status == .created)
+            #expect(try alice.decode(RegistrationResponse.self).username == "alice")
+            for twin in ["alice", "ALICE", "\u{FF21}\u{FF4C}\u{FF49}\u{FF43}\u{FF45}"] {
+                #expect(try await Self.registerTest(client, twin, deviceKey: TestKeys.p256b).code == "already_registered", "\(twin)")
+            }
+            #expect(try await Self.registerTest(client, "jos\u{E9}").status == .created)
+            #expect(try await Self.registerTest(client, "Jose\u{301}").code == "already_registered")
+            for bad in ["ali\u{200B}ce", "\u{202E}x", "\u{FEFF}bob", "b\u{2028}ob", "b\u{A0}ob", " bob", "bob ", "   "] {
+                let reply = try await Self.registerTest(client, bad)
+                #expect(reply.status == .badRequest && reply.code == "invalid_proof", "\(bad.unicodeScalars.map { $0.value })")
+            }
+            // Signing in compares the normalised form too.
+            #expect(try await client.signInWithKey(username: "ALICE", deviceKey: TestKeys.p256).status == .ok)
+            // A federated subject in NFD (the NFC one's twin) is refused, not a second account.
+            try await client.addIssuer()
+            _ = try await client.registerFederated(subject: "jos\u{E9}")
+            let nfd = try await client.postJSON(
+                "/v1/registrations", RegistrationRequest(challengeType: .fsso, answer: try client.federatedAssertion(subject: "jose\u{301}")))
+            #expect(nfd.code == "invalid_proof")
+        }
+    }
 }

@@ -25,10 +25,10 @@ public struct DeviceKeySignIn: AssertionSignIn {
     }
 
     public func verify(_ assertion: ParsedJWS, now: Int64) async throws -> VerifiedSignIn {
-        guard let nonce = assertion.claims["jti"]?.stringValue, let username = assertion.lookupClaim("iss"),
-            let expiresAt = nonces.expiry(of: nonce, username: username, now: now)
+        guard let nonce = assertion.claims["jti"]?.stringValue, let iss = assertion.lookupClaim("iss"),
+            let username = try? Usernames.native(iss), let expiresAt = nonces.expiry(of: nonce, username: username, now: now)
         else { throw LatchError.invalidGrant("the nonce is not one Latch issued for this username, or it has expired") }
-        let verified = try await verifier.verify(assertion, as: DeviceAssertion(store: store, settings: settings, now: now))
+        let verified = try await verifier.verify(assertion, as: DeviceAssertion(store: store, settings: settings, username: username, now: now))
         return VerifiedSignIn(
             user: verified.key.0, amr: ["pop"], consumes: .jti(nonce, issuer: SignInNonces.consumedIssuer, until: expiresAt))
     }
@@ -38,13 +38,15 @@ public struct DeviceKeySignIn: AssertionSignIn {
 struct DeviceAssertion: AssertionProfile {
     let store: any UserStore
     let settings: AssertionSettings
+    /// The assertion's `iss` in normalised form (``Usernames/native(_:)``).
+    let username: String
     let now: Int64
 
     var code: ErrorCode { .invalidGrant }
     var noun: String { "assertion" }
 
     func resolveKey(for token: ParsedJWS) async throws -> (User, DeviceKey) {
-        guard let username = token.lookupClaim("iss"), let keyID = token.keyID,
+        guard let keyID = token.keyID,
             let found = try await store.deviceSignInKey(username: username, keyID: keyID)
         else { throw LatchError.invalidGrant("no device key matches the assertion's iss and kid") }
         return found

@@ -31,11 +31,15 @@ public struct SignInNonces: Sendable {
     }
 
     public func issue(_ request: SignInChallengeRequest) async throws -> SignInChallengeResponse {
-        guard !request.username.isEmpty, request.username.utf8.count <= 255 else {
-            throw LatchError.invalidInput("username must be 1–255 bytes")
+        // The nonce binds the username in its normalised form, the form the sign-in compares.
+        let username: String
+        do {
+            username = try Usernames.native(request.username)
+        } catch {
+            throw LatchError.invalidInput("username \(error)")
         }
         let expiresAt = clock.seconds().adding(seconds: settings.nonceLifetime)
-        let nonce = codec.nonce(username: request.username, random: random.token(byteCount: 16), expiresAt: expiresAt)
+        let nonce = codec.nonce(username: username, random: random.token(byteCount: 16), expiresAt: expiresAt)
         return SignInChallengeResponse(nonce: nonce, audience: settings.audience, expiresIn: Int(settings.nonceLifetime))
     }
 }

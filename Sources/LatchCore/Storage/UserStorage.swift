@@ -13,7 +13,7 @@ public enum UserKind: String, Sendable, Hashable, Codable {
 public struct User: Sendable, Hashable {
     /// Stable id: the `sub` of every token Latch issues for this user.
     public var id: String
-    /// The sign-in name (`sub` of the registration JWT).
+    /// The sign-in name (`sub` of the registration JWT), unique within the user's ``source``.
     public var username: String
     /// How the user registered.
     public var kind: UserKind
@@ -37,6 +37,10 @@ public struct User: Sendable, Hashable {
         self.claims = claims
         self.createdAt = createdAt
     }
+
+    /// The namespace of the username: `""` for Latch's own users (test keys, device keys), the issuer for a
+    /// federated user. Usernames are unique per source, so no source can take another's names.
+    public var source: String { issuer ?? "" }
 }
 
 /// A device sign-in public key registered for a user.
@@ -58,18 +62,20 @@ public struct DeviceKey: Sendable {
 /// Reading users and their device keys.
 public protocol UserStore: Sendable {
     func user(id: String) async throws -> User?
+    /// Latch's own user (source `""`) named `username`; federated users are found by (issuer, subject).
     func user(username: String) async throws -> User?
     func federatedUser(issuer: String, subject: String) async throws -> User?
     /// Users ordered by id, starting after `cursor`.
     func users(after cursor: String?, limit: Int) async throws -> [User]
     func deviceKey(userID: String, keyID: String) async throws -> DeviceKey?
-    /// The user named `username` with their device key `keyID`, in one lookup (every key sign-in needs both).
+    /// Latch's own user named `username` with their device key `keyID`, in one lookup (every key sign-in needs both).
     func deviceSignInKey(username: String, keyID: String) async throws -> (User, DeviceKey)?
 }
 
 /// Writing users inside a unit of work.
 public protocol UserWrites {
-    /// Inserts a user; refuses when the username or the federated identity (issuer, subject) is taken.
+    /// Inserts a user; refuses when the username is taken in the user's source, or the federated identity
+    /// (issuer, subject) is.
     func insertUser(_ user: User, ifTaken refusal: any Error & Sendable)
     /// Inserts a device key; refuses when the user already has one with this key id.
     func insertDeviceKey(_ key: DeviceKey, ifTaken refusal: any Error & Sendable)

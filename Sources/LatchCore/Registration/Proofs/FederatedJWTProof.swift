@@ -24,6 +24,9 @@ public struct FederatedJWTProof: RegistrationProof {
             request.answer,
             as: FederatedAssertion(store: store, code: .invalidProof, noun: "answer", skew: assertions.clockSkew, now: now))
         let claims = verified.claims
+        if let problem = Usernames.federatedProblem(claims.subject) {
+            throw LatchError.invalidProof("sub cannot name a user: it \(problem)")
+        }
         return VerifiedRegistration(
             username: claims.subject, kind: .federated, federatedIdentity: (claims.issuer, claims.subject),
             claims: FederatedAssertion.keptClaims(claims.all, allowed: verified.key.allowedClaims),

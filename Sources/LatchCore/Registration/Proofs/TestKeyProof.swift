@@ -2,7 +2,7 @@ import LatchJOSE
 import LatchModel
 
 /// `TEST`: the answer is a JWT signed by an admin-issued test registration key; the request's public key
-/// becomes the user's device sign-in key.
+/// becomes the user's device sign-in key. The username is the `sub` in ``Usernames/native(_:)`` form.
 ///
 /// The token is what the Sudo SDKs' test provider signs: header `kid` = the test key's id; claims
 /// `iss` = ``RegistrationSettings/testIssuer``, `aud` = ``RegistrationSettings/testAudience``, `sub` = the
@@ -29,8 +29,14 @@ public struct TestKeyProof: RegistrationProof {
         let verified = try await verifier.verify(
             request.answer, as: TestRegistrationToken(store: store, settings: settings, skew: assertions.clockSkew, now: now))
         let claims = verified.claims
+        let username: String
+        do {
+            username = try Usernames.native(claims.subject)
+        } catch {
+            throw LatchError.invalidProof("sub is not an acceptable username: it \(error)")
+        }
         return VerifiedRegistration(
-            username: claims.subject, kind: .test, deviceKey: deviceKey,
+            username: username, kind: .test, deviceKey: deviceKey,
             consumes: .jti(claims.jwtID, issuer: "test:\(verified.key.keyID)", until: claims.expiresAt.adding(seconds: assertions.clockSkew)))
     }
 }
