@@ -51,8 +51,25 @@ struct LatchHTTPService: Service, CustomStringConvertible {
                 └
                 """)
         }
+        var limits = ConnectionLimits()
+        limits.headTimeout = .seconds(configuration.headerTimeout)
+        limits.bodyTimeout = .seconds(configuration.bodyTimeout)
+        limits.idleTimeout = .seconds(configuration.idleTimeout)
+        let (maximum, descriptors) = ConnectionLimits.effectiveMaximum(configured: configuration.maxConnections)
+        limits.maximumConnections = maximum
+        logger.info(
+            "connection limits",
+            metadata: [
+                "maxConnections": "\(maximum)", "descriptorLimit": "\(descriptors.map(String.init) ?? "unlimited")",
+                "headerTimeout": "\(configuration.headerTimeout)", "bodyTimeout": "\(configuration.bodyTimeout)",
+                "idleTimeout": "\(configuration.idleTimeout)",
+            ])
+        let connections = ConnectionCounter(limits: limits, logger: logger)
         var app = Application(
             router: buildRouter(deployment.services),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: connections.handlers(), idleTimeout: .seconds(configuration.idleTimeout + configuration.bodyTimeout))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Latch"),
             onServerRunning: { [onServerRunning] channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)

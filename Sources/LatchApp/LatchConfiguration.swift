@@ -16,6 +16,10 @@ import Synchronization
 /// |---|---|---|
 /// | `http.host` | `127.0.0.1` | address to listen on (`--host`) |
 /// | `http.port` | `8080` | port to listen on (`--port`) |
+/// | `http.idleTimeout` | `60` | seconds an idle keep-alive connection stays open |
+/// | `http.headerTimeout` | `10` | seconds a request head may take (from the connection's start or the request's first byte) |
+/// | `http.bodyTimeout` | `30` | seconds a request body may take after its head |
+/// | `http.maxConnections` | `4096` | connections open at once (held under the descriptor limit) |
 /// | `data.dir` | `./latch-data` | folder of the SQLite database and the key-encryption key (`--data-dir`) |
 /// | `database.url` | none: SQLite in `data.dir` | `postgres://user:password@host:port/db`: the scale-out store (`--database`) |
 /// | `database.poolSize` | `16` | PostgreSQL connections per replica |
@@ -46,6 +50,14 @@ import Synchronization
 public struct LatchConfiguration: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
+    /// Seconds an idle keep-alive connection stays open.
+    public var idleTimeout: Int64 = 60
+    /// Seconds a request head may take to arrive (from the connection's start or the request's first byte).
+    public var headerTimeout: Int64 = 10
+    /// Seconds a request body may take to arrive after its head.
+    public var bodyTimeout: Int64 = 30
+    /// Connections open at once (held under the descriptor limit).
+    public var maxConnections = 4096
     public var dataDirectory = "./latch-data"
     /// A PostgreSQL URL (it may hold a password); nil means SQLite in `dataDirectory`.
     public var databaseURL: Redacted<String>?
@@ -110,6 +122,10 @@ public struct LatchConfiguration: Sendable {
         }
         host = reader.string(forKey: "http.host", default: host)
         port = Int(try ranged("http.port", Int64(port)))
+        idleTimeout = try ranged("http.idleTimeout", idleTimeout)
+        headerTimeout = try ranged("http.headerTimeout", headerTimeout)
+        bodyTimeout = try ranged("http.bodyTimeout", bodyTimeout)
+        maxConnections = Int(try ranged("http.maxConnections", Int64(maxConnections)))
         dataDirectory = reader.string(forKey: "data.dir", default: dataDirectory)
         let databaseURL = reader.string(forKey: "database.url", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
         self.databaseURL = databaseURL.map(Redacted.init)
@@ -162,7 +178,8 @@ public struct LatchConfiguration: Sendable {
     /// The accepted range of every numeric setting (docs/configuration.md states each). Lifetimes stay far from
     /// `Int64` overflow, so no time computed from them can trap.
     public static let ranges: [String: ClosedRange<Int64>] = [
-        "http.port": 0...65_535, "database.poolSize": 1...512, "database.timeout": 1...600,
+        "http.port": 0...65_535, "http.idleTimeout": 1...3_600, "http.headerTimeout": 1...300, "http.bodyTimeout": 1...600,
+        "http.maxConnections": 16...1_000_000, "database.poolSize": 1...512, "database.timeout": 1...600,
         "tokens.accessLifetime": 1...86_400, "tokens.idLifetime": 1...86_400, "tokens.refreshLifetime": 60...31_622_400,
         "tokens.refreshGrace": 0...3_600, "assertions.clockSkew": 0...600, "assertions.maxLifetime": 1...86_400,
         "assertions.deviceMaxLifetime": 1...3_600, "signIn.nonceLifetime": 1...3_600, "sensitive.maxAgeSeconds": 1...86_400,
@@ -200,7 +217,7 @@ public struct LatchConfiguration: Sendable {
 
     /// Every key a deployment reads (the table above); a configuration file naming another is refused.
     public static let keys: [String] = [
-        "http.host", "http.port", "data.dir", "database.url", "database.poolSize", "database.timeout", "issuer", "keys.algorithm",
+        "http.host", "http.port", "http.idleTimeout", "http.headerTimeout", "http.bodyTimeout", "http.maxConnections", "data.dir", "database.url", "database.poolSize", "database.timeout", "issuer", "keys.algorithm",
         "keys.encryptionKey", "tokens.accessLifetime", "tokens.idLifetime", "tokens.refreshLifetime", "tokens.refreshGrace",
         "tokens.accessAudience", "assertions.audience", "assertions.clockSkew", "assertions.maxLifetime", "assertions.deviceMaxLifetime",
         "signIn.nonceLifetime", "registration.testKeys", "sensitive.maxAgeSeconds", "admin.token", "clients.default", "log.level",

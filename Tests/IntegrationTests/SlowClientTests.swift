@@ -1,0 +1,121 @@
+import Foundation
+import LatchTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A raw TCP connection to a loopback port, for clients no HTTP library would play: silent, slow, half-sent.
+final class RawConnection {
+    let fd: Int32
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { throw ProcessFailure("connect: errno \(errno)") }
+    }
+
+    deinit { close(fd) }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+
+    /// Reads until the server closes, at most `limit` seconds: what arrived, and after how long (nil: still open).
+    func readUntilClosed(limit: Double) -> (text: String, seconds: Double?) {
+        let started = Date()
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while Date().timeIntervalSince(started) < limit {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 100)
+            guard ready > 0 else { continue }
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count <= 0 { return (String(decoding: received, as: UTF8.self), Date().timeIntervalSince(started)) }
+            received += buffer[0..<count]
+        }
+        return (String(decoding: received, as: UTF8.self), nil)
+    }
+}
+
+/// Slow and silent clients (slowloris) against `latch serve` with short limits: bounded in count (≤ 40
+/// connections) and time (each wait ≤ 6 s), loopback only.
+@Suite("Slow clients", .serialized)
+struct SlowClientTests {
+    static func server(_ directory: TemporaryDirectory) async throws -> LatchServer {
+        let server = try LatchServer(
+            dataDirectory: directory.path + "/data", port: try freePort(),
+            environment: [
+                "LATCH_HTTP_HEADER_TIMEOUT": "1", "LATCH_HTTP_BODY_TIMEOUT": "2", "LATCH_HTTP_IDLE_TIMEOUT": "2",
+                "LATCH_HTTP_MAX_CONNECTIONS": "16",
+            ])
+        try await server.waitUntilListening()
+        return server
+    }
+
+    @Test("Silent, half-sent head, half-sent body: 408 and closed on time; an idle keep-alive connection closes; HTTP/1.0 closes after its answer")
+    func deadlines() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try await Self.server(directory)
+
+        let silent = try RawConnection(port: server.port)
+        let partialHead = try RawConnection(port: server.port)
+        partialHead.send("GET /health/live HTTP/1.1\r\nHost: x\r\n")
+        let partialBody = try RawConnection(port: server.port)
+        partialBody.send("POST /v1/registrations HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\"")
+        let idle = try RawConnection(port: server.port)
+        idle.send("GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n")
+        let old = try RawConnection(port: server.port)
+        old.send("GET /health/live HTTP/1.0\r\n\r\n")
+
+        let oldAnswer = old.readUntilClosed(limit: 6)
+        #expect(oldAnswer.text.contains("200 OK") && oldAnswer.text.lowercased().contains("connection: close"), "\(oldAnswer.text)")
+        #expect((oldAnswer.seconds ?? 99) < 0.9, "HTTP/1.0 stayed open \(oldAnswer.seconds ?? -1) s")
+        for (name, connection, least) in [("silent", silent, 0.0), ("partial head", partialHead, 0.0), ("partial body", partialBody, 1.0)] {
+            let (text, seconds) = connection.readUntilClosed(limit: 6)
+            #expect(text.hasPrefix("HTTP/1.1 408") && text.contains("request_timeout"), "\(name): \(text)")
+            #expect(seconds != nil && seconds! >= least, "\(name) stayed open")
+        }
+        let (text, seconds) = idle.readUntilClosed(limit: 6)
+        #expect(text.contains("200 OK") && !text.contains("408"), "\(text)")
+        #expect(seconds != nil, "the idle keep-alive connection stayed open")
+        #expect(try await server.terminate() == 0)
+    }
+
+    @Test("Past http.maxConnections new connections are closed and logged; once silent ones time out, others are served")
+    func connectionCap() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try await Self.server(directory)
+        // Below the cap, a silent crowd does not stop a real client.
+        var crowd = try (0..<10).map { _ in try RawConnection(port: server.port) }
+        let served = try RawConnection(port: server.port)
+        served.send("GET /health/live HTTP/1.0\r\n\r\n")
+        let answer = served.readUntilClosed(limit: 3)
+        #expect(answer.text.contains("200 OK") && (answer.seconds ?? 99) < 0.9, "\(answer)")
+        // Past it: 30 more; the ones over 16 are closed at once.
+        crowd += try (0..<30).map { _ in try RawConnection(port: server.port) }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(server.log.contains("connection limit reached"), "\(server.log)")
+        // Within the header timeout every silent one is gone, and the server answers again.
+        let started = Date()
+        var answered = false
+        while !answered, Date().timeIntervalSince(started) < 6 {
+            let probe = try RawConnection(port: server.port)
+            probe.send("GET /health/live HTTP/1.0\r\n\r\n")
+            answered = probe.readUntilClosed(limit: 1).text.contains("200 OK")
+        }
+        #expect(answered, "not served within 6 s")
+        for connection in crowd { #expect(connection.readUntilClosed(limit: 3).seconds != nil) }
+        #expect(try await server.terminate() == 0)
+    }
+}
