@@ -69,7 +69,11 @@ struct LatchHTTPService: Service, CustomStringConvertible {
             router: buildRouter(deployment.services),
             server: .http1(
                 configuration: .init(
-                    additionalChannelHandlers: connections.handlers(), idleTimeout: .seconds(configuration.idleTimeout + configuration.bodyTimeout))),
+                    additionalChannelHandlers: connections.handlers(), idleTimeout: .seconds(configuration.idleTimeout + configuration.bodyTimeout),
+                    // A request head is small (a bearer token, a form's content type): 16 KiB in at most 100 fields.
+                    httpDecoderConfiguration: .init(
+                        maxHeaderFieldSize: RequestLimits.maximumHeaderField, maxHeaderListSize: RequestLimits.maximumHeaders,
+                        maxHeaderFieldCount: RequestLimits.maximumHeaderCount))),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Latch"),
             onServerRunning: { [onServerRunning] channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)

@@ -110,6 +110,18 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("The security page states every limit and timeout setting with its range")
+    func securityPage() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let page = try String(contentsOf: root.appendingPathComponent("docs/security.md"), encoding: .utf8)
+        for key in LatchConfiguration.keys where (key.hasPrefix("http.") && key != "http.host" && key != "http.port") || key.hasPrefix("rateLimit.") {
+            #expect(page.contains("`\(key)`"), "docs/security.md does not name \(key)")
+            if let range = LatchConfiguration.ranges[key] {
+                #expect(page.contains("\(range.lowerBound)–\(range.upperBound)"), "docs/security.md does not state the range of \(key)")
+            }
+        }
+    }
+
     @Test("Every numeric setting is refused outside its range — Int64.max included — so no time computed from one can overflow")
     func numericRanges() async throws {
         for (key, range) in LatchConfiguration.ranges.sorted(by: { $0.key < $1.key }) {

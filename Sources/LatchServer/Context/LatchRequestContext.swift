@@ -26,6 +26,12 @@ public struct LatchRequestContext: RequestContext {
 public enum RequestLimits {
     /// Largest accepted request body.
     public static let maximumBody = 64 * 1024
+    /// Largest header field (name and value), bytes.
+    public static let maximumHeaderField = 8 * 1024
+    /// Largest request head (all header fields), bytes.
+    public static let maximumHeaders = 16 * 1024
+    /// Most header fields in one request.
+    public static let maximumHeaderCount = 100
 }
 
 /// The context of signed-in routes: the caller is known and live.
