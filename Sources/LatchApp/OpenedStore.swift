@@ -5,6 +5,10 @@ import LatchSQLite
 import Logging
 import ServiceLifecycle
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The store a configuration names — PostgreSQL for `database.url`, else SQLite in the data folder — with the
 /// service that keeps it open while Latch runs.
 public struct OpenedStore: Sendable {
