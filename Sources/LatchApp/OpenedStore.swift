@@ -5,10 +5,6 @@ import LatchSQLite
 import Logging
 import ServiceLifecycle
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The store a configuration names — PostgreSQL for `database.url`, else SQLite in the data folder — with the
 /// service that keeps it open while Latch runs.
 public struct OpenedStore: Sendable {
@@ -87,22 +83,24 @@ enum DataFolder {
     /// Refuses, as ssh does for its keys, a data folder that others may write (they could swap the database or
     /// master.key) and a `master.key` that others may read or write; the message gives the fix.
     static func checkPermissions(_ folder: String, keyFile: String? = nil) throws {
-        var info = stat()
-        if stat(folder, &info) == 0, info.st_mode & 0o022 != 0 {
+        let files = FileManager.default
+        if let mode = (try? files.attributesOfItem(atPath: folder))?[.posixPermissions] as? Int, mode & 0o022 != 0 {
             throw ConfigurationError(
                 key: "data.dir",
-                problem: "names \(absolute(folder)), which others may write (mode \(String(info.st_mode & 0o777, radix: 8))): run chmod 700 \(absolute(folder))")
+                problem: "names \(absolute(folder)), which others may write (mode \(String(mode & 0o777, radix: 8))): run chmod 700 \(absolute(folder))")
         }
-        if let keyFile, stat(keyFile, &info) == 0 {
-            guard info.st_mode & 0o077 == 0 else {
+        if let keyFile, let attributes = try? files.attributesOfItem(atPath: keyFile) {
+            let mode = attributes[.posixPermissions] as? Int ?? 0
+            guard mode & 0o077 == 0 else {
                 throw ConfigurationError(
                     key: "keys.encryptionKey", source: "file \(absolute(keyFile))",
-                    problem: "may be read by others (mode \(String(info.st_mode & 0o777, radix: 8))): run chmod 600 \(absolute(keyFile)), and rotate the key if others could read it")
+                    problem: "may be read by others (mode \(String(mode & 0o777, radix: 8))): run chmod 600 \(absolute(keyFile)), and rotate the key if others could read it")
             }
-            guard info.st_uid == getuid() else {
+            let owner = (attributes[.ownerAccountID] as? NSNumber)?.uint32Value
+            guard owner == nil || owner == getuid() else {
                 throw ConfigurationError(
                     key: "keys.encryptionKey", source: "file \(absolute(keyFile))",
-                    problem: "belongs to another user (uid \(info.st_uid)): run chown \(getuid()) \(absolute(keyFile))")
+                    problem: "belongs to another user (uid \(owner!)): run chown \(getuid()) \(absolute(keyFile))")
             }
         }
     }
