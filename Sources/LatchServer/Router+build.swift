@@ -5,9 +5,8 @@ import LatchCore
 /// Builds the router over assembled services. Tests drive it in-process; `LatchApp` serves it.
 public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext> {
     let router = Router(context: LatchRequestContext.self, options: .autoGenerateHeadEndpoints)
-    router.add(middleware: ErrorMiddleware())
     let methods = RouteMethods()
-    router.add(middleware: MethodsMiddleware(routes: methods))
+    router.add(middleware: ErrorMiddleware(routes: methods))
     if services.settings.trustForwardedFor { router.add(middleware: ForwardedForMiddleware(hops: services.settings.trustedHops)) }
     let clock = services.clock
     let now: @Sendable () -> Double = { clock.now().timeIntervalSince1970 }

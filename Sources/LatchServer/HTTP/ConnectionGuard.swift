@@ -71,6 +71,10 @@ public final class ConnectionCounter: Sendable {
 /// ``RawBytesWatcher`` at the front of the pipeline to see the first byte of a request before its head is whole.
 /// A head or body that does not arrive in time gets `408 Request Timeout` and the connection closes; an idle
 /// keep-alive connection just closes.
+///
+/// A request only moves a deadline (a clock read); nothing is scheduled per request. One timer per connection
+/// ticks at most every `min(headTimeout, bodyTimeout, idleTimeout)` and acts when the deadline has passed: since
+/// every new deadline lies at least that far ahead, the next tick is never late.
 final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -90,7 +94,10 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private let counter: ConnectionCounter
     private var admitted = false
     private(set) var phase = Phase.awaitingHead
-    private var deadline: Scheduled<Void>?
+    /// When the current phase's time is up; nil while answering.
+    private var deadline: NIODeadline?
+    private var tick: Scheduled<Void>?
+    private let interval: TimeAmount
     private var watcher: RawBytesWatcher?
     private var requestsInProgress = 0
     /// Whether a response has begun since the last request head: then a timeout may only close.
@@ -99,7 +106,15 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     var closeAfterResponse = false
     private var context: ChannelHandlerContext?
 
-    init(counter: ConnectionCounter) { self.counter = counter }
+    init(counter: ConnectionCounter) {
+        self.counter = counter
+        let limits = counter.limits
+        interval = Self.amount(min(limits.headTimeout, limits.bodyTimeout, limits.idleTimeout))
+    }
+
+    static func amount(_ duration: Duration) -> TimeAmount {
+        .nanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         guard counter.admit() else {
@@ -115,12 +130,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         if let codec = try? context.pipeline.syncOperations.handler(type: HTTP1ToHTTPServerCodec.self) {
             try? context.pipeline.syncOperations.addHandler(KeepAliveWatcher(guard: self), position: .before(codec))
         }
-        arm(context, after: counter.limits.headTimeout, answer408: true)
+        deadline = .now() + Self.amount(counter.limits.headTimeout)
+        schedule(context, at: deadline!)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        tick?.cancel()
+        tick = nil
         self.context = nil
         if admitted {
             admitted = false
@@ -134,12 +150,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             requestsInProgress += 1
             responding = false
             phase = .readingBody
-            arm(context, after: counter.limits.bodyTimeout, answer408: true)
+            deadline = .now() + Self.amount(counter.limits.bodyTimeout)
+            if tick == nil { schedule(context, at: .now() + interval) }
         case .body:
             break
         case .end:
             phase = .answering
-            disarm()
+            deadline = nil
         }
         context.fireChannelRead(data)
     }
@@ -166,7 +183,8 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             requestsInProgress -= 1
             if requestsInProgress <= 0, phase == .answering {
                 phase = .idle
-                arm(context, after: counter.limits.idleTimeout, answer408: false)
+                deadline = .now() + Self.amount(counter.limits.idleTimeout)
+                if tick == nil { schedule(context, at: .now() + interval) }
             }
         }
         context.write(data, promise: promise)
@@ -174,27 +192,27 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The first raw byte after a response: a new request has begun; its head has `headTimeout`.
     func bytesArrived() {
-        guard phase == .idle, let context else { return }
+        guard phase == .idle else { return }
         phase = .awaitingHead
-        arm(context, after: counter.limits.headTimeout, answer408: true)
+        deadline = .now() + Self.amount(counter.limits.headTimeout)
     }
 
-    private func arm(_ context: ChannelHandlerContext, after timeout: Duration, answer408: Bool) {
-        disarm()
-        let nanoseconds = Int64(timeout.components.seconds) * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) { [self] in
-            deadline = nil
-            if answer408 && !responding {
+    private func schedule(_ context: ChannelHandlerContext, at time: NIODeadline) {
+        tick = context.eventLoop.assumeIsolated().scheduleTask(deadline: time) { [self] in
+            tick = nil
+            let now = NIODeadline.now()
+            guard let deadline else { return }  // answering: the response's end schedules again
+            guard now >= deadline else {
+                schedule(context, at: min(deadline, now + interval))
+                return
+            }
+            // A 408 only where no response has begun: a head never came, or a body is late before any answer.
+            if phase == .awaitingHead || (phase == .readingBody && !responding) {
                 watcher?.answerTimeoutAndClose()
             } else {
                 context.close(promise: nil)
             }
         }
-    }
-
-    private func disarm() {
-        deadline?.cancel()
-        deadline = nil
     }
 }
 

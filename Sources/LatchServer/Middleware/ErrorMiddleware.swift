@@ -6,7 +6,13 @@ import Logging
 
 /// Turns every error into a JSON answer with a stable code. Nothing escapes as a bare 500 or a stack trace:
 /// store failures become 503 `temporarily_unavailable`, anything unforeseen 500 `server_error` (logged).
+///
+/// A known path asked with a method it does not answer — `TRACE` included, which Latch never echoes (RFC 9110
+/// §9.3.8) — answers 405 `method_not_allowed` with `Allow` listing the methods it does answer (§15.5.6), not 404.
+/// (`HEAD` works wherever `GET` does, §9.3.2: the router generates those endpoints.)
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    let routes: RouteMethods
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
@@ -26,6 +32,13 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let error as HTTPError {
             switch error.status {
             case .notFound:
+                if let allowed = routes.methods(of: request.uri.path), !allowed.contains(request.method) {
+                    var names = allowed.map(\.rawValue)
+                    if allowed.contains(.get) { names.append("HEAD") }
+                    let list = names.sorted().joined(separator: ", ")
+                    return ErrorStatus.response(
+                        code: .methodNotAllowed, message: "\(request.method.rawValue) is not allowed here; use \(list)", extraHeaders: [.allow: list])
+                }
                 return ErrorStatus.response(code: .notFound, message: "no such endpoint")
             case .contentTooLarge:
                 return ErrorStatus.response(code: .requestTooLarge, message: "the request body is too large")

@@ -25,23 +25,3 @@ final class RouteMethods: Sendable {
         }
     }
 }
-
-/// A known path asked with a method it does not answer — `TRACE` included, which Latch never echoes (RFC 9110
-/// §9.3.8) — answers 405 `method_not_allowed` with `Allow` listing the methods it does answer (§15.5.6), not 404.
-/// (`HEAD` works wherever `GET` does, §9.3.2: the router generates those endpoints.)
-struct MethodsMiddleware<Context: RequestContext>: RouterMiddleware {
-    let routes: RouteMethods
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        do {
-            return try await next(request, context)
-        } catch let error as HTTPError where error.status == .notFound {
-            guard let allowed = routes.methods(of: request.uri.path), !allowed.contains(request.method) else { throw error }
-            var names = allowed.map(\.rawValue)
-            if allowed.contains(.get) { names.append("HEAD") }
-            return ErrorStatus.response(
-                code: .methodNotAllowed, message: "\(request.method.rawValue) is not allowed here; use \(names.sorted().joined(separator: ", "))",
-                extraHeaders: [.allow: names.sorted().joined(separator: ", ")])
-        }
-    }
-}
