@@ -82,17 +82,27 @@ struct LatchHTTPService: Service, CustomStringConvertible {
     }
 }
 
-/// Binds `host:port` the way the server will (SO_REUSEADDR) and lets go at once; refuses naming `http.port` when
-/// another process holds it or the address is not this machine's.
+/// Binds `host:port` the way the server will (SO_REUSEADDR) without listening, and lets go at once; refuses naming
+/// `http.port` when another process holds it or the address is not this machine's. Not listening matters: a client
+/// connecting in that instant must be refused, not accepted onto a socket nobody serves (it would wait forever).
 func checkCanListen(host: String, port: Int) async throws {
     guard port != 0 else { return }
-    do {
-        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .bind(host: host, port: port).get()
-        try await channel.close()
-    } catch {
-        throw ConfigurationError(
-            key: "http.port", problem: "\(host):\(port) cannot be listened on (\(error)): another process has it, or the address is not this machine's; choose --port / --host")
+    func refuse(_ reason: String) -> ConfigurationError {
+        ConfigurationError(
+            key: "http.port", problem: "\(host):\(port) cannot be listened on (\(reason)): another process has it, or the address is not this machine's; choose --port / --host")
     }
+    let address: SocketAddress
+    do {
+        address = try SocketAddress.makeAddressResolvingHost(host, port: port)
+    } catch {
+        throw refuse("\(error)")
+    }
+    let family: Int32 = if case .v6 = address { AF_INET6 } else { AF_INET }
+    let fd = socket(family, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw refuse(String(cString: strerror(errno))) }
+    defer { close(fd) }
+    var yes: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+    let bound = address.withSockAddr { pointer, length in bind(fd, pointer, socklen_t(length)) }
+    guard bound == 0 else { throw refuse(String(cString: strerror(errno))) }
 }

@@ -11,8 +11,13 @@ final class RawConnection {
     let fd: Int32
     let opened = Date()
 
-    init(port: Int) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    init(port: Int) throws { fd = try Self.connected(port: port) }
+
+    /// A socket connected to `port`; closed here when the connection fails (the object, and its deinit, never
+    /// exist then: a second close would close a descriptor the process has reused).
+    private static func connected(port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw ProcessFailure("socket: errno \(errno)") }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -20,7 +25,12 @@ final class RawConnection {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard result == 0 else { throw ProcessFailure("connect: errno \(errno)") }
+        guard result == 0 else {
+            let failure = errno
+            close(fd)
+            throw ProcessFailure("connect: errno \(failure)")
+        }
+        return fd
     }
 
     deinit { close(fd) }
@@ -130,5 +140,30 @@ struct SlowClientTests {
         #expect(answered, "not served within 6 s")
         for connection in crowd { #expect(connection.readUntilClosed(limit: 3).seconds != nil) }
         #expect(try await server.terminate() == 0)
+    }
+
+    @Test("A client connecting while the server starts is answered or refused, never left waiting (20 starts)")
+    func startUp() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        for start in 0..<20 {
+            let port = try freePort()
+            let server = try LatchServer(dataDirectory: directory.path + "/data-\(start)", port: port, environment: ["LATCH_ADMIN_TOKEN": LiveServerTests.adminToken])
+            let began = Date()
+            var answered = false
+            // Poll as a load balancer's health check would, every 2 ms, for at most 10 s.
+            while !answered, Date().timeIntervalSince(began) < 10 {
+                guard let connection = try? RawConnection(port: port) else {
+                    try await Task.sleep(for: .milliseconds(2))
+                    continue
+                }
+                connection.send("GET /health/live HTTP/1.0\r\n\r\n")
+                let (text, closed) = connection.readUntilClosed(limit: 5)
+                #expect(closed != nil, "start \(start): a connection made during start-up got no answer and was not closed")
+                answered = text.contains("200 OK")
+            }
+            #expect(answered, "start \(start): not serving within 10 s")
+            #expect(try await server.terminate() == 0)
+        }
     }
 }
