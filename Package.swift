@@ -45,6 +45,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // CBOR (RFC 8949) for attestation objects and COSE keys: a strict decoder of untrusted bytes and a
+        // deterministic encoder. No dependencies.
+        .target(name: "LatchCBOR", swiftSettings: swiftSettings),
         // The engines: no HTTP, no SQL.
         .target(
             name: "LatchCore",
@@ -151,6 +154,11 @@ let package = Package(
         .testTarget(
             name: "LatchModelTests",
             dependencies: ["LatchModel", "LatchTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchCBORTests",
+            dependencies: ["LatchCBOR"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

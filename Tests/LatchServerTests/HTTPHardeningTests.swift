@@ -100,7 +100,7 @@ struct HTTPHardeningTests {
         }
     }
 
-    @Test("The sign-in challenge takes the same time for registered and unknown usernames (medians within 1.5×)")
+    @Test("The sign-in challenge takes the same time for registered and unknown usernames (10th percentiles within 1.5× or 100 µs)")
     func challengeTiming() async throws {
         try await Deployment.make({ $0.rateLimitPerMinute = 0 }).run { client in
             _ = try await client.registerWithTestKey(username: "bob", deviceKey: TestKeys.p256)
@@ -117,13 +117,17 @@ struct HTTPHardeningTests {
                     if samples == 0 { known.append(elapsed) } else { unknown.append(elapsed) }
                 }
             }
-            func median(_ values: [Duration]) -> Double {
+            // The 10th percentile: timing noise on a shared machine only adds, so the low end shows the work done.
+            func low(_ values: [Duration]) -> Double {
                 let sorted = values.sorted()
-                let middle = sorted[sorted.count / 2]
-                return Double(middle.components.seconds) + Double(middle.components.attoseconds) / 1e18
+                let sample = sorted[sorted.count / 10]
+                return Double(sample.components.seconds) + Double(sample.components.attoseconds) / 1e18
             }
-            let ratio = median(known) / median(unknown)
-            #expect((1 / 1.5...1.5).contains(ratio), "registered \(median(known) * 1e6) µs, unknown \(median(unknown) * 1e6) µs")
+            let registeredTime = low(known)
+            let unknownTime = low(unknown)
+            // Equal within 1.5×, or within 100 µs (a database write, which the registered path once did, costs more).
+            let close = (1 / 1.5...1.5).contains(registeredTime / unknownTime) || abs(registeredTime - unknownTime) < 100e-6
+            #expect(close, "registered \(registeredTime * 1e6) µs, unknown \(unknownTime * 1e6) µs")
         }
     }
 }
