@@ -39,7 +39,7 @@ let package = Package(
         .target(
             name: "LatchJOSE",
             dependencies: [
-                "LatchModel",
+                "LatchModel", "LatchCBOR",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
@@ -163,7 +163,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchJOSETests",
-            dependencies: ["LatchJOSE", "LatchTesting"],
+            dependencies: ["LatchJOSE", "LatchCBOR", "LatchTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
