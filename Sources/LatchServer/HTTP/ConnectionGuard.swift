@@ -190,6 +190,16 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    /// A head over the decoder's limits (8 KiB a field, 16 KiB or 100 fields in all) is answered `431 Request Header
+    /// Fields Too Large` (RFC 6585 §5) and the connection closed; other errors go on to Hummingbird (400).
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let parserError = error as? HTTPParserError, parserError == .headerOverflow, let watcher {
+            watcher.answerAndClose(RawBytesWatcher.headersTooLarge)
+            return
+        }
+        context.fireErrorCaught(error)
+    }
+
     /// The first raw byte after a response: a new request has begun; its head has `headTimeout`.
     func bytesArrived() {
         guard phase == .idle else { return }
@@ -208,7 +218,7 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             }
             // A 408 only where no response has begun: a head never came, or a body is late before any answer.
             if phase == .awaitingHead || (phase == .readingBody && !responding) {
-                watcher?.answerTimeoutAndClose()
+                watcher?.answerAndClose(RawBytesWatcher.timeout)
             } else {
                 context.close(promise: nil)
             }
@@ -250,15 +260,22 @@ final class RawBytesWatcher: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelRead(data)
     }
 
-    static let timeoutResponse = Array(
-        "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 84\r\n\r\n{\"error\":\"request_timeout\",\"error_description\":\"the request did not arrive in time\"}"
-            .utf8)
+    /// A complete answer with a JSON error body and `Connection: close`, for writing straight to the socket.
+    static func answer(_ status: String, code: String, message: String) -> [UInt8] {
+        let body = #"{"error":"\#(code)","error_description":"\#(message)"}"#
+        return Array(
+            "HTTP/1.1 \(status)\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
+    }
 
-    /// Writes `408 Request Timeout` straight to the socket (no response has begun) and closes.
-    func answerTimeoutAndClose() {
+    static let timeout = answer("408 Request Timeout", code: "request_timeout", message: "the request did not arrive in time")
+    static let headersTooLarge = answer(
+        "431 Request Header Fields Too Large", code: "headers_too_large", message: "the request head exceeds 8 KiB a field, or 16 KiB or 100 fields in all")
+
+    /// Writes `answer` straight to the socket (no response has begun) and closes.
+    func answerAndClose(_ answer: [UInt8]) {
         guard let context else { return }
-        var buffer = context.channel.allocator.buffer(capacity: Self.timeoutResponse.count)
-        buffer.writeBytes(Self.timeoutResponse)
+        var buffer = context.channel.allocator.buffer(capacity: answer.count)
+        buffer.writeBytes(answer)
         let promise = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(NIOAny(buffer), promise: promise)
         promise.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
