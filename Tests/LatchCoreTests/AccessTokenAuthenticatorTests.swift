@@ -9,10 +9,7 @@ struct AccessTokenAuthenticatorTests {
     @Test("The claims the minter writes are the claims the authenticator reads")
     func roundTrip() async throws {
         let engines = try await Engines.make()
-        try await engines.registerDevice("bob")
-        let challenge = try await engines.nonces.issue(SignInChallengeRequest(username: "bob"))
-        let tokens = try await engines.signIn(
-            assertion: try Assertions.device(username: "bob", keyID: "device-1", nonce: challenge.nonce, now: engines.now).sign(with: TestKeys.p256))
+        let tokens = try await engines.registerAndSignIn("bob")
         let caller = try await engines.accessTokens.authenticate(accessToken: tokens.accessToken)
         #expect(caller.user.username == "bob" && caller.claims.sessionID == caller.session.id && caller.claims.clientID == "default")
         #expect(caller.claims.expiresAt == engines.now + 3600 && caller.claims.audience == "https://latch.test")
@@ -22,10 +19,7 @@ struct AccessTokenAuthenticatorTests {
     @Test("An access token whose ES256 signature is respelled (s → n − s) is refused: a token of Latch's has one spelling")
     func malleatedSignature() async throws {
         let engines = try await Engines.make()
-        try await engines.registerDevice("bob")
-        let challenge = try await engines.nonces.issue(SignInChallengeRequest(username: "bob"))
-        let tokens = try await engines.signIn(
-            assertion: try Assertions.device(username: "bob", keyID: "device-1", nonce: challenge.nonce, now: engines.now).sign(with: TestKeys.p256))
+        let tokens = try await engines.registerAndSignIn("bob")
         let parts = tokens.accessToken.split(separator: ".").map(String.init)
         let signature = Array(Base64URL.decode(parts[2])!)
         let flipped = Array(signature[..<32]) + P256LowS.negate(Array(signature[32...]))
@@ -38,10 +32,7 @@ struct AccessTokenAuthenticatorTests {
     @Test("An ID token, an expired token, a revoked session, a token of another issuer: invalid_token")
     func refusals() async throws {
         let engines = try await Engines.make()
-        try await engines.registerDevice("bob")
-        let challenge = try await engines.nonces.issue(SignInChallengeRequest(username: "bob"))
-        let tokens = try await engines.signIn(
-            assertion: try Assertions.device(username: "bob", keyID: "device-1", nonce: challenge.nonce, now: engines.now).sign(with: TestKeys.p256))
+        let tokens = try await engines.registerAndSignIn("bob")
         await expectCode(.invalidToken) { _ = try await engines.accessTokens.authenticate(accessToken: tokens.idToken) }
         await expectCode(.invalidToken) { _ = try await engines.accessTokens.authenticate(accessToken: "x.y.z") }
         let foreign = AccessTokenAuthenticator(store: engines.store, keys: engines.keys, issuer: "https://elsewhere", clock: engines.clock.clock)
@@ -56,10 +47,7 @@ struct AccessTokenAuthenticatorTests {
     @Test("A verified token is remembered: still refused once expired or its session revoked; a changed byte is verified afresh")
     func cache() async throws {
         let engines = try await Engines.make()
-        try await engines.registerDevice("bob")
-        let challenge = try await engines.nonces.issue(SignInChallengeRequest(username: "bob"))
-        let tokens = try await engines.signIn(
-            assertion: try Assertions.device(username: "bob", keyID: "device-1", nonce: challenge.nonce, now: engines.now).sign(with: TestKeys.p256))
+        let tokens = try await engines.registerAndSignIn("bob")
         let authenticator = engines.accessTokens
         _ = try await authenticator.authenticate(accessToken: tokens.accessToken)
         #expect(authenticator.verified?.count == 1)

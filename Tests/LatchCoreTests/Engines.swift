@@ -99,6 +99,14 @@ struct Engines {
                 publicKey: RegistrationPublicKey(keyId: "device-1", algorithm: "ES256", publicKey: TestKeys.p256.publicKey.pemRepresentation)))
     }
 
+    /// Registers `username` with device key `TestKeys.p256`, then signs in with it: challenge, signed nonce, tokens.
+    func registerAndSignIn(_ username: String) async throws -> TokenResponse {
+        try await registerDevice(username)
+        let challenge = try await nonces.issue(SignInChallengeRequest(username: username))
+        return try await signIn(
+            assertion: try Assertions.device(username: username, keyID: "device-1", nonce: challenge.nonce, now: now).sign(with: TestKeys.p256))
+    }
+
     func token(_ parameters: [String: String]) async throws -> TokenResponse { try await tokenEndpoint.exchange(parameters) }
 
     func signIn(assertion: String) async throws -> TokenResponse {

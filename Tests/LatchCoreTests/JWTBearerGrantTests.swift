@@ -63,10 +63,7 @@ struct JWTBearerGrantTests {
         let engines = try await Engines.make(
             assertions: { $0.nonceLifetime = .max; $0.clockSkew = .max },
             { $0.accessTokenLifetime = .max; $0.idTokenLifetime = .max; $0.refreshFamilyLifetime = .max })
-        try await engines.registerDevice("bob")
-        let challenge = try await engines.nonces.issue(SignInChallengeRequest(username: "bob"))
-        let tokens = try await engines.signIn(
-            assertion: try Assertions.device(username: "bob", keyID: "device-1", nonce: challenge.nonce, now: engines.now).sign(with: TestKeys.p256))
+        let tokens = try await engines.registerAndSignIn("bob")
         #expect(tokens.expiresIn > 0)
         _ = try await engines.refresh(tokens.refreshToken)
     }
