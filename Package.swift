@@ -31,6 +31,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // Wire types shared by the server and the SDK. Foundation only.
@@ -48,11 +50,25 @@ let package = Package(
         // CBOR (RFC 8949) for attestation objects and COSE keys: a strict decoder of untrusted bytes and a
         // deterministic encoder. No dependencies.
         .target(name: "LatchCBOR", swiftSettings: swiftSettings),
+        // Device attestation evidence (App Attest, Android key attestation, Play Integrity): pure verifiers with
+        // an injected time and trust anchors, certificate chains on swift-certificates, and the test authority that
+        // makes evidence in the real formats for CI. No store, no HTTP.
+        .target(
+            name: "LatchAttestation",
+            dependencies: [
+                "LatchModel", "LatchCBOR", "LatchJOSE",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The engines: no HTTP, no SQL.
         .target(
             name: "LatchCore",
             dependencies: [
-                "LatchModel", "LatchJOSE",
+                "LatchModel", "LatchJOSE", "LatchAttestation",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -164,6 +180,16 @@ let package = Package(
         .testTarget(
             name: "LatchJOSETests",
             dependencies: ["LatchJOSE", "LatchCBOR", "LatchTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchAttestationTests",
+            dependencies: [
+                "LatchAttestation", "LatchCBOR", "LatchModel",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
