@@ -86,6 +86,26 @@ enum PostgresMigrations {
                 "CREATE UNIQUE INDEX users_source_username ON users (source, username)",
             ]
         ),
+        (
+            "0006_attestation",
+            [
+                "ALTER TABLE clients ADD COLUMN evidence TEXT NOT NULL DEFAULT '{}'",
+                """
+                CREATE TABLE signing_certificates (
+                    client_id TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+                    sha256 TEXT NOT NULL,
+                    owner TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (client_id, sha256)
+                )
+                """,
+                "CREATE INDEX signing_certificates_owner ON signing_certificates (owner)",
+                "ALTER TABLE device_keys ADD COLUMN attestation TEXT",
+                "ALTER TABLE device_keys ADD COLUMN sign_count BIGINT NOT NULL DEFAULT 0",
+                "ALTER TABLE device_keys ADD COLUMN receipt BYTEA",
+                "CREATE INDEX device_keys_key_id ON device_keys (key_id)",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

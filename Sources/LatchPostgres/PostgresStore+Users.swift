@@ -15,10 +15,15 @@ extension PostgresStore: UserStore {
             claims: try StoredForm.claims(row.5), createdAt: row.6)
     }
 
-    static func deviceKey(userID: String, keyID: String, algorithm: String, der: Data, createdAt: Int64) throws -> DeviceKey {
+    /// The columns ``deviceKey(userID:keyID:_:)`` reads.
+    static let deviceKeyColumns = "algorithm, public_key, created_at, attestation, sign_count, receipt"
+    typealias DeviceKeyRow = (String, Data, Int64, String?, Int64, Data?)
+
+    static func deviceKey(userID: String, keyID: String, _ row: DeviceKeyRow) throws -> DeviceKey {
         DeviceKey(
-            userID: userID, keyID: keyID, key: try StoredForm.publicKey(algorithm: algorithm, der: der, column: "device_keys.public_key"),
-            createdAt: createdAt)
+            userID: userID, keyID: keyID, key: try StoredForm.publicKey(algorithm: row.0, der: row.1, column: "device_keys.public_key"),
+            createdAt: row.2,
+            attestation: try row.3.map { DeviceKeyAttestation(type: $0, signCount: try StoredForm.signCount(row.4), receipt: row.5) })
     }
 
     public func user(id: String) async throws -> User? {
@@ -50,9 +55,9 @@ extension PostgresStore: UserStore {
 
     public func deviceKey(userID: String, keyID: String) async throws -> DeviceKey? {
         try await query("deviceKey") { client in
-            try await client.query("SELECT algorithm, public_key, created_at FROM device_keys WHERE user_id = \(userID) AND key_id = \(keyID)")
-                .first((String, Data, Int64).self)
-                .map { try Self.deviceKey(userID: userID, keyID: keyID, algorithm: $0.0, der: $0.1, createdAt: $0.2) }
+            try await client.query(
+                "SELECT \(unescaped: Self.deviceKeyColumns) FROM device_keys WHERE user_id = \(userID) AND key_id = \(keyID)"
+            ).first(DeviceKeyRow.self).map { try Self.deviceKey(userID: userID, keyID: keyID, $0) }
         }
     }
 
@@ -60,13 +65,32 @@ extension PostgresStore: UserStore {
         try await query("deviceSignInKey") { client in
             try await client.query(
                 """
-                SELECT u.id, u.username, u.kind, u.issuer, u.subject, u.claims, u.created_at, k.algorithm, k.public_key, k.created_at
+                SELECT u.id, u.username, u.kind, u.issuer, u.subject, u.claims, u.created_at,
+                    k.algorithm, k.public_key, k.created_at, k.attestation, k.sign_count, k.receipt
                 FROM users u JOIN device_keys k ON k.user_id = u.id WHERE u.source = '' AND u.username = \(username) AND k.key_id = \(keyID)
                 """
-            ).first((String, String, String, String?, String?, String, Int64, String, Data, Int64).self).map { row in
-                let user = try Self.user((row.0, row.1, row.2, row.3, row.4, row.5, row.6))
-                return (user, try Self.deviceKey(userID: user.id, keyID: keyID, algorithm: row.7, der: row.8, createdAt: row.9))
-            }
+            ).first(UserKeyRow.self).map { try Self.userAndKey($0, keyID: keyID) }
+        }
+    }
+
+    typealias UserKeyRow = (String, String, String, String?, String?, String, Int64, String, Data, Int64, String?, Int64, Data?)
+
+    static func userAndKey(_ row: UserKeyRow, keyID: String) throws -> (User, DeviceKey) {
+        let user = try Self.user((row.0, row.1, row.2, row.3, row.4, row.5, row.6))
+        return (user, try Self.deviceKey(userID: user.id, keyID: keyID, (row.7, row.8, row.9, row.10, row.11, row.12)))
+    }
+
+    public func attestedDeviceKey(keyID: String, type: String) async throws -> (User, DeviceKey)? {
+        try await query("attestedDeviceKey") { client in
+            let rows = try await client.query(
+                """
+                SELECT u.id, u.username, u.kind, u.issuer, u.subject, u.claims, u.created_at,
+                    k.algorithm, k.public_key, k.created_at, k.attestation, k.sign_count, k.receipt
+                FROM users u JOIN device_keys k ON k.user_id = u.id WHERE k.key_id = \(keyID) AND k.attestation = \(type) LIMIT 2
+                """
+            ).all(UserKeyRow.self)
+            guard rows.count == 1 else { return nil }
+            return try Self.userAndKey(rows[0], keyID: keyID)
         }
     }
 }
@@ -87,9 +111,19 @@ extension PostgresTransaction: UserWrites {
     func insertDeviceKey(_ key: DeviceKey, ifTaken refusal: any Error & Sendable) {
         changeOne(
             try """
-            INSERT INTO device_keys (user_id, key_id, algorithm, public_key, created_at)
-            VALUES (\(key.userID), \(key.keyID), \(key.key.algorithm.rawValue), \(key.key.derRepresentation), \(key.createdAt))
+            INSERT INTO device_keys (user_id, key_id, algorithm, public_key, created_at, attestation, sign_count, receipt)
+            VALUES (\(key.userID), \(key.keyID), \(key.key.algorithm.rawValue), \(key.key.derRepresentation), \(key.createdAt),
+                \(key.attestation?.type), \(Int64(key.attestation?.signCount ?? 0)), \(key.attestation?.receipt))
             ON CONFLICT DO NOTHING RETURNING 1
+            """, orRefuse: refusal)
+    }
+
+    func advanceSignCount(userID: String, keyID: String, to signCount: UInt32, ifNotGreater refusal: any Error & Sendable) {
+        // One statement: a concurrent assertion with the same counter waits on the row lock, then finds it not smaller.
+        changeOne(
+            """
+            UPDATE device_keys SET sign_count = \(Int64(signCount))
+            WHERE user_id = \(userID) AND key_id = \(keyID) AND attestation IS NOT NULL AND sign_count < \(Int64(signCount)) RETURNING 1
             """, orRefuse: refusal)
     }
 

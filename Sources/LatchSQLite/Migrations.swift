@@ -175,6 +175,26 @@ enum Migrations {
                 CREATE UNIQUE INDEX users_source_username ON users (source, username);
                 CREATE UNIQUE INDEX users_federated ON users (issuer, subject);
                 """),
+        Migration(
+            name: "0006_attestation",
+            sql: """
+                -- An app's device-evidence settings (JSON; secrets inside are sealed).
+                ALTER TABLE clients ADD COLUMN evidence TEXT NOT NULL DEFAULT '{}';
+                -- Android signing-certificate fingerprints, each owned by the admin identity that added it.
+                CREATE TABLE signing_certificates (
+                    client_id TEXT NOT NULL REFERENCES clients (id) ON DELETE CASCADE,
+                    sha256 TEXT NOT NULL,
+                    owner TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY (client_id, sha256)
+                ) STRICT, WITHOUT ROWID;
+                CREATE INDEX signing_certificates_owner ON signing_certificates (owner);
+                -- How a device key was attested, its signature counter and kept evidence (App Attest's receipt).
+                ALTER TABLE device_keys ADD COLUMN attestation TEXT;
+                ALTER TABLE device_keys ADD COLUMN sign_count INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE device_keys ADD COLUMN receipt BLOB;
+                CREATE INDEX device_keys_key_id ON device_keys (key_id);
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

@@ -13,11 +13,19 @@ extension SQLiteStore: UserStore {
             claims: try StoredForm.claims(row.text(offset + 5)), createdAt: row.int(offset + 6))
     }
 
+    /// The columns ``decodeDeviceKey(_:userID:keyID:offset:)`` reads.
+    static let deviceKeyColumns = "algorithm, public_key, created_at, attestation, sign_count, receipt"
+
     static func decodeDeviceKey(_ row: SQLRow, userID: String, keyID: String, offset: Int) throws -> DeviceKey {
         DeviceKey(
             userID: userID, keyID: keyID,
             key: try StoredForm.publicKey(algorithm: row.text(offset), der: row.blob(offset + 1), column: "device_keys.public_key"),
-            createdAt: row.int(offset + 2))
+            createdAt: row.int(offset + 2),
+            attestation: try row.optionalText(offset + 3).map { type in
+                DeviceKeyAttestation(
+                    type: type, signCount: try StoredForm.signCount(row.int(offset + 4)),
+                    receipt: row.values[offset + 5] == .null ? nil : row.blob(offset + 5))
+            })
     }
 
     public func user(id: String) async throws -> User? {
@@ -46,14 +54,19 @@ extension SQLiteStore: UserStore {
 
     public func deviceKey(userID: String, keyID: String) async throws -> DeviceKey? {
         try await read { db in
-            try db.row("SELECT algorithm, public_key, created_at FROM device_keys WHERE user_id = ? AND key_id = ?", [.text(userID), .text(keyID)])
+            try db.row("SELECT \(Self.deviceKeyColumns) FROM device_keys WHERE user_id = ? AND key_id = ?", [.text(userID), .text(keyID)])
                 .map { try Self.decodeDeviceKey($0, userID: userID, keyID: keyID, offset: 0) }
         }
     }
 
     static let deviceSignInKey = """
-        SELECT \(qualified(userColumns, "u")), k.algorithm, k.public_key, k.created_at
+        SELECT \(qualified(userColumns, "u")), \(qualified(deviceKeyColumns, "k"))
         FROM users u JOIN device_keys k ON k.user_id = u.id WHERE u.source = '' AND u.username = ? AND k.key_id = ?
+        """
+
+    static let attestedDeviceKey = """
+        SELECT \(qualified(userColumns, "u")), \(qualified(deviceKeyColumns, "k"))
+        FROM users u JOIN device_keys k ON k.user_id = u.id WHERE k.key_id = ? AND k.attestation = ? LIMIT 2
         """
 
     public func deviceSignInKey(username: String, keyID: String) async throws -> (User, DeviceKey)? {
@@ -62,6 +75,15 @@ extension SQLiteStore: UserStore {
                 let user = try Self.decodeUser(row)
                 return (user, try Self.decodeDeviceKey(row, userID: user.id, keyID: keyID, offset: 7))
             }
+        }
+    }
+
+    public func attestedDeviceKey(keyID: String, type: String) async throws -> (User, DeviceKey)? {
+        try await read { db in
+            let rows = try db.query(Self.attestedDeviceKey, [.text(keyID), .text(type)])
+            guard rows.count == 1 else { return nil }
+            let user = try Self.decodeUser(rows[0])
+            return (user, try Self.decodeDeviceKey(rows[0], userID: user.id, keyID: keyID, offset: 7))
         }
     }
 
@@ -84,9 +106,21 @@ extension SQLiteTransaction: UserWrites {
 
     func insertDeviceKey(_ key: DeviceKey, ifTaken refusal: any Error & Sendable) {
         changeOne(
-            "INSERT INTO device_keys (user_id, key_id, algorithm, public_key, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [.text(key.userID), .text(key.keyID), .text(key.key.algorithm.rawValue), .blob(key.key.derRepresentation), .int(key.createdAt)],
+            """
+            INSERT INTO device_keys (user_id, key_id, algorithm, public_key, created_at, attestation, sign_count, receipt)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
+            """,
+            [
+                .text(key.userID), .text(key.keyID), .text(key.key.algorithm.rawValue), .blob(key.key.derRepresentation), .int(key.createdAt),
+                (key.attestation?.type).sql, .int(Int64(key.attestation?.signCount ?? 0)), key.attestation?.receipt.map(SQLValue.blob) ?? .null,
+            ],
             orRefuse: refusal)
+    }
+
+    func advanceSignCount(userID: String, keyID: String, to signCount: UInt32, ifNotGreater refusal: any Error & Sendable) {
+        changeOne(
+            "UPDATE device_keys SET sign_count = ? WHERE user_id = ? AND key_id = ? AND attestation IS NOT NULL AND sign_count < ?",
+            [.int(Int64(signCount)), .text(userID), .text(keyID), .int(Int64(signCount))], orRefuse: refusal)
     }
 
     func requireUser(id: String, ifMissing refusal: any Error & Sendable) {

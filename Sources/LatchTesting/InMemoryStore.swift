@@ -19,6 +19,7 @@ public final class InMemoryStore: LatchStore {
         var issuerKeys: [IssuerKeyID: IssuerKey] = [:]
         var testKeys: [String: TestRegistrationKey] = [:]
         var clients: [String: Client] = [:]
+        var signingCertificates: [SigningCertificateID: SigningCertificate] = [:]
         var signingKeys: [String: SigningKeyRecord] = [:]
         var adminTokens: [String: AdminTokenRecord] = [:]
         var revokedAdminTokens: [Data: Int64] = [:]
@@ -28,6 +29,12 @@ public final class InMemoryStore: LatchStore {
     struct DeviceKeyID: Hashable {
         let userID: String
         let keyID: String
+    }
+
+    struct SigningCertificateID: Hashable, Comparable {
+        let clientID: String
+        let sha256: String
+        static func < (lhs: Self, rhs: Self) -> Bool { (lhs.clientID, lhs.sha256) < (rhs.clientID, rhs.sha256) }
     }
 
     struct JTI: Hashable {
@@ -144,6 +151,15 @@ public final class InMemoryStore: LatchStore {
             }
         }
 
+        func advanceSignCount(userID: String, keyID: String, to signCount: UInt32, ifNotGreater refusal: any Error & Sendable) {
+            apply { state in
+                let id = DeviceKeyID(userID: userID, keyID: keyID)
+                guard let stored = state.deviceKeys[id]?.attestation, stored.signCount < signCount else { return refusal }
+                state.deviceKeys[id]?.attestation?.signCount = signCount
+                return nil
+            }
+        }
+
         func requireUser(id: String, ifMissing refusal: any Error & Sendable) {
             apply { state in state.users[id] == nil ? refusal : nil }
         }
@@ -251,9 +267,40 @@ public final class InMemoryStore: LatchStore {
             }
         }
 
+        func updateClientEvidence(id: String, evidence: ClientEvidence, ifMissing refusal: any Error & Sendable) {
+            apply { state in
+                guard state.clients[id] != nil else { return refusal }
+                state.clients[id]?.evidence = evidence
+                return nil
+            }
+        }
+
+        func insertSigningCertificate(_ certificate: SigningCertificate, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                let id = SigningCertificateID(clientID: certificate.clientID, sha256: certificate.sha256)
+                guard state.clients[certificate.clientID] != nil, state.signingCertificates[id] == nil else { return refusal }
+                state.signingCertificates[id] = certificate
+                return nil
+            }
+        }
+
+        func deleteSigningCertificate(clientID: String, sha256: String, ifMissing refusal: any Error & Sendable) {
+            apply { state in
+                state.signingCertificates.removeValue(forKey: SigningCertificateID(clientID: clientID, sha256: sha256)) == nil ? refusal : nil
+            }
+        }
+
+        func deleteSigningCertificates(owner: String) {
+            apply { state in
+                state.signingCertificates = state.signingCertificates.filter { $0.value.owner != owner }
+                return nil
+            }
+        }
+
         func deleteClient(id: String, ifMissing refusal: any Error & Sendable) {
             apply { state in
                 guard state.clients.removeValue(forKey: id) != nil else { return refusal }
+                state.signingCertificates = state.signingCertificates.filter { $0.key.clientID != id }
                 for (sessionID, session) in state.sessions where session.clientID == id {
                     state.sessions[sessionID] = nil
                     state.sessionPurgeAt[sessionID] = nil
@@ -354,6 +401,14 @@ public final class InMemoryStore: LatchStore {
         }
     }
 
+    public func attestedDeviceKey(keyID: String, type: String) async throws -> (User, DeviceKey)? {
+        state.withLock { state in
+            let matches = state.deviceKeys.values.filter { $0.keyID == keyID && $0.attestation?.type == type }
+            guard matches.count == 1, let key = matches.first, let user = state.users[key.userID] else { return nil }
+            return (user, key)
+        }
+    }
+
     public func registration(id: String) async throws -> RegistrationRecord? { state.withLock { $0.registrations[id] } }
 
     public func session(id: String) async throws -> Session? { state.withLock { $0.sessions[id] } }
@@ -381,6 +436,10 @@ public final class InMemoryStore: LatchStore {
 
     public func clients() async throws -> [Client] {
         state.withLock { state in state.clients.values.sorted { $0.id < $1.id } }
+    }
+
+    public func signingCertificates() async throws -> [SigningCertificate] {
+        state.withLock { state in state.signingCertificates.sorted { $0.key < $1.key }.map(\.value) }
     }
 
     public func signingKeys() async throws -> [SigningKeyRecord] {

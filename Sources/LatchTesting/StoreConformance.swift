@@ -408,10 +408,79 @@ public enum StoreConformance {
             try await store.write { $0.updateClaims(userID: "u-a", claims: claims) }
             #expect(try await store.user(id: "u-a")?.claims == claims)
         },
+        Check(name: "attested device keys: stored with type, counter and receipt; found by key id; the counter only grows, once per value across two replicas") { store, replica in
+            let alice = User(id: "u-aa", username: "aa", kind: .appAttest, issuer: nil, subject: nil, claims: [:], createdAt: 1)
+            let attestation = DeviceKeyAttestation(type: "APP_ATTEST", signCount: 0, receipt: Data([9, 8, 7]))
+            try await store.write { transaction in
+                transaction.insertUser(alice, ifTaken: Refusal.taken)
+                transaction.insertDeviceKey(
+                    DeviceKey(userID: alice.id, keyID: "kid=", key: TestKeys.p256.publicKey, createdAt: 1, attestation: attestation), ifTaken: Refusal.taken)
+            }
+            let (user, key) = try #require(try await replica.attestedDeviceKey(keyID: "kid=", type: "APP_ATTEST"))
+            #expect(user.kind == .appAttest && key.attestation == attestation)
+            #expect(try await store.attestedDeviceKey(keyID: "kid=", type: "ANDROID_KEY") == nil)
+            #expect(try await store.attestedDeviceKey(keyID: "other", type: "APP_ATTEST") == nil)
+            // A key registered without attestation is never found as attested, and has no counter to advance.
+            try await register(store, StoreConformance.user("plain"))
+            #expect(try await store.attestedDeviceKey(keyID: "dk", type: "APP_ATTEST") == nil)
+            await #expect(throws: Refusal.used) {
+                try await store.write { $0.advanceSignCount(userID: "u-plain", keyID: "dk", to: 1, ifNotGreater: Refusal.used) }
+            }
+            // 20 concurrent advances to the same value on two replicas: exactly one wins.
+            let wins = await (0..<20).asyncConcurrentCount { index in
+                (try? await pick(index, store, replica).write { $0.advanceSignCount(userID: alice.id, keyID: "kid=", to: 5, ifNotGreater: Refusal.used) })
+                    != nil
+            }
+            #expect(wins == 1)
+            await #expect(throws: Refusal.used) {
+                try await store.write { $0.advanceSignCount(userID: alice.id, keyID: "kid=", to: 4, ifNotGreater: Refusal.used) }
+            }
+            try await replica.write { $0.advanceSignCount(userID: alice.id, keyID: "kid=", to: 6, ifNotGreater: Refusal.used) }
+            #expect(try await store.deviceKey(userID: alice.id, keyID: "kid=")?.attestation?.signCount == 6)
+        },
+        Check(name: "client evidence and signing certificates: stored, replaced, owned; deleting an owner or the client removes them") { store, replica in
+            #expect(try await store.addClient(Client(id: "app", name: "App", createdAt: 1)))
+            #expect(try await store.clients().first?.evidence == ClientEvidence())
+            let evidence = ClientEvidence(
+                ios: .init(appIds: ["TEAM.com.example"], appAttestEnvironment: "production"),
+                android: .init(packageNames: ["com.example"], playIntegrity: .init(sealedDecryptionKey: "c2VhbGVk", verificationKey: "a2V5")))
+            try await store.write { $0.updateClientEvidence(id: "app", evidence: evidence, ifMissing: Refusal.missing) }
+            #expect(try await replica.clients().first?.evidence == evidence)
+            await #expect(throws: Refusal.missing) {
+                try await store.write { $0.updateClientEvidence(id: "nobody", evidence: evidence, ifMissing: Refusal.missing) }
+            }
+            let first = SigningCertificate(clientID: "app", sha256: String(repeating: "a", count: 64), owner: "t1", createdAt: 2)
+            let second = SigningCertificate(clientID: "app", sha256: String(repeating: "b", count: 64), owner: "t2", createdAt: 3)
+            try await store.write { $0.insertSigningCertificate(first, ifTaken: Refusal.taken) }
+            try await replica.write { $0.insertSigningCertificate(second, ifTaken: Refusal.taken) }
+            await #expect(throws: Refusal.taken) { try await store.write { $0.insertSigningCertificate(first, ifTaken: Refusal.taken) } }
+            let orphan = SigningCertificate(clientID: "nobody", sha256: first.sha256, owner: "t1", createdAt: 2)
+            await #expect(throws: Refusal.taken) { try await store.write { $0.insertSigningCertificate(orphan, ifTaken: Refusal.taken) } }
+            #expect(try await store.signingCertificates() == [first, second])
+            try await store.write { $0.deleteSigningCertificates(owner: "t1") }
+            #expect(try await replica.signingCertificates() == [second])
+            await #expect(throws: Refusal.missing) {
+                try await store.write { $0.deleteSigningCertificate(clientID: "app", sha256: first.sha256, ifMissing: Refusal.missing) }
+            }
+            try await store.write { $0.insertSigningCertificate(first, ifTaken: Refusal.taken) }
+            try await store.write { $0.deleteSigningCertificate(clientID: "app", sha256: first.sha256, ifMissing: Refusal.missing) }
+            #expect(try await store.deleteClient(id: "app"))
+            #expect(try await store.signingCertificates().isEmpty)
+        },
     ]
 }
 
 extension Range where Bound == Int {
+    /// How many elements satisfy an async predicate, all run at once.
+    func asyncConcurrentCount(_ predicate: @escaping @Sendable (Int) async -> Bool) async -> Int {
+        await withTaskGroup(of: Bool.self) { group in
+            for element in self { group.addTask { await predicate(element) } }
+            var count = 0
+            for await passed in group where passed { count += 1 }
+            return count
+        }
+    }
+
     /// How many elements satisfy an async predicate.
     func asyncCount(_ predicate: (Int) async throws -> Bool) async rethrows -> Int {
         var count = 0

@@ -51,6 +51,12 @@ public enum StoredForm {
         }
     }
 
+    /// A signature counter: 0 to 2³² − 1.
+    public static func signCount(_ value: Int64) throws -> UInt32 {
+        guard let count = UInt32(exactly: value) else { throw unreadable("device_keys.sign_count", String(value)) }
+        return count
+    }
+
     public static func algorithm(_ text: String, column: String) throws -> JWSAlgorithm {
         guard let parsed = JWSAlgorithm(rawValue: text) else { throw unreadable(column, text) }
         return parsed

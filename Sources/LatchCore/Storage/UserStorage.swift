@@ -1,3 +1,4 @@
+import Foundation
 import LatchJOSE
 import LatchModel
 
@@ -7,6 +8,12 @@ public enum UserKind: String, Sendable, Hashable, Codable {
     case federated = "FSSO"
     /// Registered with a test registration key; signs in with a device key.
     case test = "TEST"
+    /// Registered with an Apple App Attest attestation of their device key.
+    case appAttest = "APP_ATTEST"
+    /// Registered with an Android Keystore key attestation chain.
+    case androidKey = "ANDROID_KEY"
+    /// Registered with a Google Play Integrity verdict binding their device key.
+    case playIntegrity = "PLAY_INTEGRITY"
 }
 
 /// A registered user.
@@ -46,16 +53,34 @@ public struct User: Sendable, Hashable {
 /// A device sign-in public key registered for a user.
 public struct DeviceKey: Sendable {
     public var userID: String
-    /// The `kid` the device puts in its assertions.
     public var keyID: String
     public var key: PublicKey
     public var createdAt: Int64
+    /// How the key was proven genuine, when it was (nil for test and self-asserted keys).
+    public var attestation: DeviceKeyAttestation?
 
-    public init(userID: String, keyID: String, key: PublicKey, createdAt: Int64) {
+    public init(userID: String, keyID: String, key: PublicKey, createdAt: Int64, attestation: DeviceKeyAttestation? = nil) {
         self.userID = userID
         self.keyID = keyID
         self.key = key
         self.createdAt = createdAt
+        self.attestation = attestation
+    }
+}
+
+/// The attestation a device key was registered with.
+public struct DeviceKeyAttestation: Sendable, Hashable {
+    /// The proof type (`APP_ATTEST`, `ANDROID_KEY`, `PLAY_INTEGRITY`).
+    public var type: String
+    /// The signature counter of the key's last accepted assertion (App Attest): a new one must be greater.
+    public var signCount: UInt32
+    /// Evidence kept for later queries (App Attest's receipt).
+    public var receipt: Data?
+
+    public init(type: String, signCount: UInt32 = 0, receipt: Data? = nil) {
+        self.type = type
+        self.signCount = signCount
+        self.receipt = receipt
     }
 }
 
@@ -70,6 +95,9 @@ public protocol UserStore: Sendable {
     func deviceKey(userID: String, keyID: String) async throws -> DeviceKey?
     /// Latch's own user named `username` with their device key `keyID`, in one lookup (every key sign-in needs both).
     func deviceSignInKey(username: String, keyID: String) async throws -> (User, DeviceKey)?
+    /// The user and device key attested by proof type `type` under `keyID` (App Attest key ids are SHA-256 of the
+    /// key, so they name one key); nil when there is none.
+    func attestedDeviceKey(keyID: String, type: String) async throws -> (User, DeviceKey)?
 }
 
 /// Writing users inside a unit of work.
@@ -83,6 +111,9 @@ public protocol UserWrites {
     func requireUser(id: String, ifMissing refusal: any Error & Sendable)
     /// Replaces the user's kept custom claims.
     func updateClaims(userID: String, claims: [String: JSONValue])
+    /// Sets an attested device key's signature counter to `signCount` in one atomic compare-and-set; refuses
+    /// when the stored counter is not smaller (a concurrent or replayed assertion got there first).
+    func advanceSignCount(userID: String, keyID: String, to signCount: UInt32, ifNotGreater refusal: any Error & Sendable)
     /// Deletes the user and everything that belongs to them (device keys, registrations, nonces, sessions);
     /// refuses when there is no such user.
     func deleteUser(id: String, ifMissing refusal: any Error & Sendable)
