@@ -38,6 +38,10 @@ import Synchronization
 /// | `assertions.deviceMaxLifetime` | `600` | cap on a device assertion's `exp - iat`, s |
 /// | `signIn.nonceLifetime` | `300` | sign-in nonce lifetime, s |
 /// | `registration.testKeys` | `true` | accept test registration keys (`false` in production) |
+/// | `attestation.challengeLifetime` | `300` | registration challenge lifetime, s |
+/// | `attestation.appAttestRoots` | Apple's App Attest root (built in) | PEM file of the roots App Attest chains must end at |
+/// | `attestation.androidKeyRoots` | Google's hardware attestation roots (built in) | PEM file of the roots Android key attestation chains must end at |
+/// | `attestation.testRoot` | none | PEM file of a test attestation root (`latch admin attestation test-root create`), trusted only while `registration.testKeys` is on |
 /// | `sensitive.maxAgeSeconds` | `300` | how recent a sign-in sensitive operations need, s |
 /// | `admin.token` | generated, printed once | the bootstrap admin token (stored hashed) |
 /// | `clients.default` | `default` | client id used when a request names none |
@@ -72,6 +76,12 @@ public struct LatchConfiguration: Sendable {
     public var assertions = AssertionSettings()
     public var registration = RegistrationSettings()
     public var sensitiveMaxAge: Int64 = 300
+    /// Seconds a registration challenge stays valid.
+    public var attestationChallengeLifetime: Int64 = 300
+    /// PEM files overriding the built-in attestation roots, and the test root (trusted only with test keys on).
+    public var appAttestRootsFile: String?
+    public var androidKeyRootsFile: String?
+    public var testAttestationRootFile: String?
     public var adminToken: Redacted<String>?
     public var defaultClientID = "default"
     public var logLevel: Logger.Level = .info
@@ -159,6 +169,10 @@ public struct LatchConfiguration: Sendable {
         assertions.nonceLifetime = try ranged("signIn.nonceLifetime", assertions.nonceLifetime)
         registration.testKeysEnabled = reader.bool(forKey: "registration.testKeys", default: true)
         sensitiveMaxAge = try ranged("sensitive.maxAgeSeconds", sensitiveMaxAge)
+        attestationChallengeLifetime = try ranged("attestation.challengeLifetime", attestationChallengeLifetime)
+        appAttestRootsFile = reader.string(forKey: "attestation.appAttestRoots").flatMap { $0.isEmpty ? nil : $0 }
+        androidKeyRootsFile = reader.string(forKey: "attestation.androidKeyRoots").flatMap { $0.isEmpty ? nil : $0 }
+        testAttestationRootFile = reader.string(forKey: "attestation.testRoot").flatMap { $0.isEmpty ? nil : $0 }
         let adminToken = reader.string(forKey: "admin.token", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
         if let adminToken, let problem = Self.adminTokenProblem(adminToken) { throw ConfigurationError(key: "admin.token", problem: problem) }
         self.adminToken = adminToken.map(Redacted.init)
@@ -184,7 +198,7 @@ public struct LatchConfiguration: Sendable {
         "tokens.refreshGrace": 0...3_600, "assertions.clockSkew": 0...600, "assertions.maxLifetime": 1...86_400,
         "assertions.deviceMaxLifetime": 1...3_600, "signIn.nonceLifetime": 1...3_600, "sensitive.maxAgeSeconds": 1...86_400,
         "housekeeping.interval": 1...86_400, "rateLimit.perMinute": 0...1_000_000, "rateLimit.trustedHops": 1...10,
-        "rateLimit.adminFailuresPerMinute": 0...10_000,
+        "rateLimit.adminFailuresPerMinute": 0...10_000, "attestation.challengeLifetime": 30...3_600,
     ]
 
     /// Why `issuer` cannot be an OpenID issuer identifier (OpenID Connect Discovery 1.0 §2: an `https` URL — `http`
@@ -222,6 +236,7 @@ public struct LatchConfiguration: Sendable {
         "tokens.accessAudience", "assertions.audience", "assertions.clockSkew", "assertions.maxLifetime", "assertions.deviceMaxLifetime",
         "signIn.nonceLifetime", "registration.testKeys", "sensitive.maxAgeSeconds", "admin.token", "clients.default", "log.level",
         "housekeeping.interval", "rateLimit.perMinute", "rateLimit.trustForwardedFor", "rateLimit.trustedHops", "rateLimit.adminFailuresPerMinute",
+        "attestation.challengeLifetime", "attestation.appAttestRoots", "attestation.androidKeyRoots", "attestation.testRoot",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —

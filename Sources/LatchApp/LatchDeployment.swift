@@ -41,8 +41,17 @@ public struct LatchDeployment: Sendable {
         let sessionOpener = SessionOpener(
             store: store, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, random: random, logger: logger)
 
+        let attestation = try AttestationSettings.load(configuration, logger: logger)
+        let evidenceApps = EvidenceApps(store: store, clock: clock)
+        let challenges = RegistrationChallenges(
+            key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "registration challenge mac v1"), lifetime: attestation.challengeLifetime,
+            clock: clock, random: random)
+
         // The token endpoint's grants, and the JWT-bearer grant's sign-in methods (the catch-all last).
         let grants: [any TokenGrant] = [
+            AppAttestGrant(
+                store: store, apps: evidenceApps, nonces: nonceCodec, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener,
+                clock: clock),
             JWTBearerGrant(
                 methods: [
                     DeviceKeySignIn(store: store, verifier: verifier, settings: assertions, nonces: nonceCodec),
@@ -51,8 +60,11 @@ public struct LatchDeployment: Sendable {
                 verifier: verifier, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock),
             RefreshTokenGrant(store: store, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, logger: logger),
         ]
-        // The registration proof types; device attestation types are not served yet (unsupported_challenge_type).
-        var proofs: [any RegistrationProof] = [FederatedJWTProof(store: store, verifier: verifier, assertions: assertions)]
+        // The registration proof types (DEVICE_CHECK is not served yet: unsupported_challenge_type).
+        var proofs: [any RegistrationProof] = [
+            FederatedJWTProof(store: store, verifier: verifier, assertions: assertions),
+            AppAttestProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),
+        ]
         var disabled: Set<ChallengeType> = []
         if configuration.registration.testKeysEnabled {
             proofs.append(TestKeyProof(store: store, verifier: verifier, settings: configuration.registration, assertions: assertions))
@@ -71,11 +83,12 @@ public struct LatchDeployment: Sendable {
             accessTokens: accessTokens,
             sessions: SessionService(store: store, sensitiveMaxAge: configuration.sensitiveMaxAge, clock: clock, random: random, logger: logger),
             registration: RegistrationService(
-                store: store, proofs: proofs, disabled: disabled, assertions: assertions, clock: clock, random: random, logger: logger),
+                store: store, proofs: proofs, disabled: disabled, assertions: assertions, challenges: challenges, clock: clock, random: random,
+                logger: logger),
             nonces: SignInNonces(codec: nonceCodec, settings: assertions, clock: clock, random: random),
             admin: AdminService(
                 store: store, keys: keys, clients: clients, authenticator: adminAuthenticator, assertions: assertions, clock: clock,
-                random: random, logger: logger),
+                random: random, sealer: try KeySealer(keyEncryptionKey: keyEncryptionKey), evidenceApps: evidenceApps, logger: logger),
             adminAuthenticator: adminAuthenticator, readiness: store)
         services.clock = clock
         return LatchDeployment(configuration: configuration, store: store, services: services, clock: clock, generatedAdminToken: generated)

@@ -218,7 +218,7 @@ public enum AppAttest {
     }
 }
 
-func hex(_ bytes: some Sequence<UInt8>) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+func hex(_ bytes: some Sequence<UInt8>) -> String { Hex.encode(bytes) }
 
 extension Array where Element == UInt8 {
     var base64: String { Data(self).base64EncodedString() }

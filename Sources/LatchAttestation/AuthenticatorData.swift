@@ -1,4 +1,5 @@
 import LatchCBOR
+import LatchModel
 
 /// Authenticator data (WebAuthn Level 3 §6.1), the byte string App Attest and every WebAuthn attestation and
 /// assertion sign: `rpIdHash(32) ‖ flags(1) ‖ signCount(4, big-endian) ‖ [attested credential data] ‖ [extensions]`.

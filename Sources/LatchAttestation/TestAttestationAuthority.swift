@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchCBOR
+import LatchModel
 import SwiftASN1
 import X509
 

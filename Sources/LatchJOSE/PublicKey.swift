@@ -23,6 +23,12 @@ public struct PublicKey: Sendable {
     /// Wraps a P-256 key (ES256).
     public init(p256 key: P256.Signing.PublicKey) { backing = .p256(key) }
 
+    /// The P-256 key, when this is one.
+    public var p256: P256.Signing.PublicKey? {
+        if case .p256(let key) = backing { return key }
+        return nil
+    }
+
     /// Wraps an RSA key (RS256). Keys under 2048 bits cannot be made (swift-crypto refuses them).
     public init(rsa key: _RSA.Signing.PublicKey) { backing = .rsa(key) }
 

@@ -15,7 +15,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
     router.addRoutes(
         DiscoveryController(
             keys: services.keys, issuer: services.settings.issuer, algorithm: services.settings.signingAlgorithm,
-            scopes: services.settings.scopes, grantTypes: services.tokens.grantTypes
+            scopes: services.settings.scopes, grantTypes: services.tokens.grantTypes, proofTypes: services.registration.proofTypes
         ).endpoints)
     let oauth = OAuthController(tokens: services.tokens, revocation: services.revocation, sessions: services.sessions, clients: services.clients)
     // The unauthenticated endpoints that write (sign-in, registration, challenge) are rate-limited per address.

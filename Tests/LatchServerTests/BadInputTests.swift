@@ -153,8 +153,24 @@ let badRegistrations: [BadInput] = [
     BadInput(name: "DEVICE_CHECK not yet supported", status: .badRequest, code: "unsupported_challenge_type") {
         try await $0.postJSON("/v1/registrations", RegistrationRequest(challengeType: .deviceCheck, answer: "x"))
     },
-    BadInput(name: "APP_ATTEST not yet supported", status: .badRequest, code: "unsupported_challenge_type") {
-        try await $0.postJSON("/v1/registrations", RegistrationRequest(challengeType: .appAttest, answer: "x"))
+    BadInput(name: "APP_ATTEST without a keyId", status: .badRequest, code: "invalid_input") {
+        try await $0.postJSON("/v1/registrations", RegistrationRequest(challengeType: .appAttest, answer: "x", challenge: "lrc_a.1.b"))
+    },
+    BadInput(name: "APP_ATTEST with a challenge Latch did not issue", status: .badRequest, code: "invalid_challenge") {
+        try await $0.postJSON(
+            "/v1/registrations",
+            RegistrationRequest(challengeType: .appAttest, answer: "AAAA", challenge: "lrc_forged.9999999999.AAAA", keyId: Data(count: 32).base64EncodedString()))
+    },
+    BadInput(name: "APP_ATTEST whose attestation is not CBOR", status: .badRequest, code: "attestation_malformed") { client in
+        let challenge = try await client.postJSON("/v1/registrations/challenge", RegistrationChallengeRequest(challengeType: .appAttest))
+        return try await client.postJSON(
+            "/v1/registrations",
+            RegistrationRequest(
+                challengeType: .appAttest, answer: Data("not cbor".utf8).base64EncodedString(), challenge: challenge.json["challenge"]?.stringValue,
+                keyId: Data(count: 32).base64EncodedString()))
+    },
+    BadInput(name: "a registration challenge for a type that takes none", status: .badRequest, code: "unsupported_challenge_type") {
+        try await $0.postJSON("/v1/registrations/challenge", RegistrationChallengeRequest(challengeType: .fsso))
     },
     BadInput(name: "PLAY_INTEGRITY not yet supported", status: .badRequest, code: "unsupported_challenge_type") {
         try await $0.postJSON("/v1/registrations", RegistrationRequest(challengeType: .playIntegrity, answer: "x"))

@@ -9,17 +9,35 @@ extension AdminService {
         let client = Client(id: request.clientId, name: request.name ?? request.clientId, createdAt: clock.seconds())
         guard try await store.addClient(client) else { throw LatchError(.conflict, "this client exists") }
         try await clients.reload()
-        return AdminClient(clientId: client.id, name: client.name, createdAt: client.createdAt)
+        return Self.adminClient(client)
     }
 
     public func clientList() async throws -> AdminClientList {
-        AdminClientList(clients: try await store.clients().map { AdminClient(clientId: $0.id, name: $0.name, createdAt: $0.createdAt) })
+        AdminClientList(clients: try await store.clients().map(Self.adminClient))
+    }
+
+    /// A client as the admin API shows it: evidence settings without their secrets.
+    static func adminClient(_ client: Client) -> AdminClient {
+        AdminClient(
+            clientId: client.id, name: client.name, createdAt: client.createdAt,
+            ios: client.evidence.ios.map { ios in
+                AdminIOSEvidence(
+                    appIds: ios.appIds, appAttestEnvironment: ios.appAttestEnvironment,
+                    deviceCheck: ios.deviceCheck.map { AdminDeviceCheck(teamId: $0.teamId, keyId: $0.keyId, hasPrivateKey: true) })
+            },
+            android: client.evidence.android.map { android in
+                AdminAndroidEvidence(
+                    packageNames: android.packageNames,
+                    playIntegrity: android.playIntegrity.map { AdminPlayIntegrity(verificationKey: $0.verificationKey, hasDecryptionKey: true) },
+                    requestHashMode: android.requestHashMode)
+            })
     }
 
     public func deleteClient(id: String) async throws {
         guard id != clients.defaultClientID else { throw LatchError(.conflict, "the default client cannot be deleted") }
         guard try await store.deleteClient(id: id) else { throw LatchError.notFound("no such client") }
         try await clients.reload()
+        try await evidenceApps?.reload()
     }
 
     /// The configuration file for an app of client `clientID`, served from `issuer`.

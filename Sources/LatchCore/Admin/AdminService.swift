@@ -12,11 +12,18 @@ public struct AdminService: Sendable {
     let clock: LatchClock
     let random: RandomSource
     let logger: Logger
+    /// Seals write-only evidence secrets; nil where the deployment has none (tests of other areas).
+    let sealer: KeySealer?
+    /// Reloaded after an evidence change, so this replica's next attestation sees it at once.
+    let evidenceApps: EvidenceApps?
 
     public init(
         store: any LatchStore, keys: SigningKeyRing, clients: ClientRegistry, authenticator: AdminAuthenticator,
-        assertions: AssertionSettings, clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.admin")
+        assertions: AssertionSettings, clock: LatchClock, random: RandomSource, sealer: KeySealer? = nil, evidenceApps: EvidenceApps? = nil,
+        logger: Logger = Logger(label: "latch.admin")
     ) {
+        self.sealer = sealer
+        self.evidenceApps = evidenceApps
         self.store = store
         self.keys = keys
         self.clients = clients

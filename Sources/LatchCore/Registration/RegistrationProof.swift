@@ -11,18 +11,21 @@ public struct VerifiedRegistration: Sendable {
     public var claims: [String: JSONValue]
     /// The device sign-in key to register with the user.
     public var deviceKey: (keyID: String, key: PublicKey)?
+    /// How the device key was attested, when it was.
+    public var deviceKeyAttestation: DeviceKeyAttestation?
     /// Consumed in the same transaction that creates the user.
     public var consumes: SingleUse
 
     public init(
         username: String, kind: UserKind, federatedIdentity: (issuer: String, subject: String)? = nil, claims: [String: JSONValue] = [:],
-        deviceKey: (keyID: String, key: PublicKey)? = nil, consumes: SingleUse
+        deviceKey: (keyID: String, key: PublicKey)? = nil, deviceKeyAttestation: DeviceKeyAttestation? = nil, consumes: SingleUse
     ) {
         self.username = username
         self.kind = kind
         self.federatedIdentity = federatedIdentity
         self.claims = claims
         self.deviceKey = deviceKey
+        self.deviceKeyAttestation = deviceKeyAttestation
         self.consumes = consumes
     }
 }
@@ -37,6 +40,12 @@ public protocol RegistrationProof: Sendable {
     func checkShape(_ request: RegistrationRequest) throws(LatchError)
     /// Verifies the proof at `now` (`invalid_proof` and the like) and says who to create.
     func verify(_ request: RegistrationRequest, now: Int64) async throws -> VerifiedRegistration
+    /// The longest `answer` this proof type takes, bytes (nil: the deployment's token limit).
+    var maximumAnswerBytes: Int? { get }
+}
+
+extension RegistrationProof {
+    public var maximumAnswerBytes: Int? { nil }
 }
 
 extension RegistrationRequest {

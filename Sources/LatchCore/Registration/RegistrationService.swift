@@ -15,6 +15,7 @@ public struct RegistrationService: Sendable {
 
     let store: any Store
     let proofs: [ChallengeType: any RegistrationProof]
+    let challenges: RegistrationChallenges?
     let disabled: Set<ChallengeType>
     let assertions: AssertionSettings
     let clock: LatchClock
@@ -25,15 +26,25 @@ public struct RegistrationService: Sendable {
     /// (`challenge_type_disabled`, where an unknown type is `unsupported_challenge_type`).
     public init(
         store: any Store, proofs: [any RegistrationProof], disabled: Set<ChallengeType>, assertions: AssertionSettings,
-        clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.registration")
+        challenges: RegistrationChallenges? = nil, clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.registration")
     ) {
         self.store = store
+        self.challenges = challenges
         self.proofs = Dictionary(proofs.map { ($0.proofType, $0) }, uniquingKeysWith: { first, _ in first })
         self.disabled = disabled
         self.assertions = assertions
         self.clock = clock
         self.random = random
         self.logger = logger
+    }
+
+    /// The proof types this deployment accepts (`registration_proof_types_supported`).
+    public var proofTypes: [String] { proofs.keys.map(\.rawValue).sorted() }
+
+    /// A registration challenge for a proof type that binds one (`POST /v1/registrations/challenge`).
+    public func challenge(_ request: RegistrationChallengeRequest) throws -> RegistrationChallengeResponse {
+        guard let challenges else { throw LatchError(.unsupportedChallengeType, "no registration type on this deployment takes a challenge") }
+        return try challenges.issue(request, accepted: Set(proofs.keys))
     }
 
     /// Longest accepted `registrationId`, `keyId` and username.
@@ -63,8 +74,9 @@ public struct RegistrationService: Sendable {
         }
         // Step 2.
         guard !request.answer.isEmpty else { throw LatchError.invalidInput("answer is required") }
-        guard request.answer.utf8.count <= assertions.maximumTokenBytes else {
-            throw LatchError(.requestTooLarge, "answer exceeds \(assertions.maximumTokenBytes) bytes")
+        let maximumAnswer = proof.maximumAnswerBytes ?? assertions.maximumTokenBytes
+        guard request.answer.utf8.count <= maximumAnswer else {
+            throw LatchError(.requestTooLarge, "answer exceeds \(maximumAnswer) bytes")
         }
         if let id = request.registrationId, !Self.isIdentifier(id) {
             throw LatchError.invalidInput("registrationId must be 1–128 printable characters")
@@ -81,7 +93,9 @@ public struct RegistrationService: Sendable {
         let user = User(
             id: random.uuid(), username: verified.username, kind: verified.kind, issuer: verified.federatedIdentity?.issuer,
             subject: verified.federatedIdentity?.subject, claims: verified.claims, createdAt: now)
-        let deviceKey = verified.deviceKey.map { DeviceKey(userID: user.id, keyID: $0.keyID, key: $0.key, createdAt: now) }
+        let deviceKey = verified.deviceKey.map {
+            DeviceKey(userID: user.id, keyID: $0.keyID, key: $0.key, createdAt: now, attestation: verified.deviceKeyAttestation)
+        }
         let record = request.registrationId.map { RegistrationRecord(id: $0, userID: user.id, proofHash: proofHash, createdAt: now) }
         // Step 5.
         let event = SecurityEvent.now(
@@ -100,7 +114,7 @@ public struct RegistrationService: Sendable {
             case .registrationExists, .alreadyRegistered:
                 throw LatchError(.alreadyRegistered, "a user with this identity is already registered")
             case .replayed:
-                throw LatchError.invalidProof("this registration proof was used before")
+                throw Self.replayed(verified.consumes)
             }
         }
         logger.info("registered", metadata: ["user": "\(user.id)", "type": "\(request.challengeType.rawValue)"])
@@ -128,9 +142,18 @@ public struct RegistrationService: Sendable {
         do {
             try await store.write { $0.consume(verified.consumes, ifUnavailable: Refusal.replayed) }
         } catch Refusal.replayed {
-            throw LatchError.invalidProof("this registration proof was used before")
+            throw Self.replayed(verified.consumes)
         }
         return RegistrationResponse(userId: user.id, username: user.username)
+    }
+
+    /// The error for a single-use value found spent: a registration challenge is `invalid_challenge`, a token
+    /// `invalid_proof`.
+    static func replayed(_ value: SingleUse) -> LatchError {
+        if case .jti(_, let issuer, _) = value, issuer == RegistrationChallenges.consumedIssuer {
+            return LatchError(.invalidChallenge, "this registration challenge was used before; ask for a new one")
+        }
+        return LatchError.invalidProof("this registration proof was used before")
     }
 
     static func create(

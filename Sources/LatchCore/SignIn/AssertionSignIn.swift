@@ -10,12 +10,19 @@ public struct VerifiedSignIn: Sendable {
     public var consumes: SingleUse
     /// Replaces the user's kept custom claims, when they changed.
     public var updatedClaims: [String: JSONValue]?
+    /// An attested device key whose signature counter moves to `signCount` in the same transaction (compare-and-set:
+    /// a counter that is not greater than the stored one refuses the sign-in).
+    public var advancesSignCount: (keyID: String, signCount: UInt32)?
 
-    public init(user: User, amr: [String], consumes: SingleUse, updatedClaims: [String: JSONValue]? = nil) {
+    public init(
+        user: User, amr: [String], consumes: SingleUse, updatedClaims: [String: JSONValue]? = nil,
+        advancesSignCount: (keyID: String, signCount: UInt32)? = nil
+    ) {
         self.user = user
         self.amr = amr
         self.consumes = consumes
         self.updatedClaims = updatedClaims
+        self.advancesSignCount = advancesSignCount
     }
 }
 

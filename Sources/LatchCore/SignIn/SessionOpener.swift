@@ -30,7 +30,7 @@ public struct SessionOpener: Sendable {
 
     /// Why a sign-in's unit of work was refused.
     enum Refusal: Error {
-        case replayed, userGone
+        case replayed, userGone, counter
     }
 
     public func open(_ signIn: VerifiedSignIn, client: Client, scope: String, now: Int64) async throws -> TokenResponse {
@@ -45,6 +45,8 @@ public struct SessionOpener: Sendable {
             throw LatchError.invalidGrant("the assertion was used before, or its nonce is unknown or expired")
         } catch Refusal.userGone {
             throw LatchError.invalidGrant("this user is not registered")
+        } catch Refusal.counter {
+            throw LatchError.invalidGrant("the assertion's counter is not greater than the last accepted one (a replayed or concurrent assertion)")
         }
         var user = signIn.user
         if let updated = signIn.updatedClaims { user.claims = updated }
@@ -57,6 +59,9 @@ public struct SessionOpener: Sendable {
     static func start(_ session: Session, _ signIn: VerifiedSignIn, on transaction: some SingleUseWrites & UserWrites & SessionWrites) {
         transaction.consume(signIn.consumes, ifUnavailable: Refusal.replayed)
         transaction.requireUser(id: session.userID, ifMissing: Refusal.userGone)
+        if let advance = signIn.advancesSignCount {
+            transaction.advanceSignCount(userID: session.userID, keyID: advance.keyID, to: advance.signCount, ifNotGreater: Refusal.counter)
+        }
         if let claims = signIn.updatedClaims { transaction.updateClaims(userID: session.userID, claims: claims) }
         transaction.insertSession(session)
     }

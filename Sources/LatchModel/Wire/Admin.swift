@@ -167,11 +167,114 @@ public struct AdminClient: Codable, Sendable, Hashable {
     public var clientId: String
     public var name: String
     public var createdAt: Int64
-    public init(clientId: String, name: String, createdAt: Int64) {
+    /// Apple evidence settings (secrets omitted).
+    public var ios: AdminIOSEvidence?
+    /// Android evidence settings (secrets omitted).
+    public var android: AdminAndroidEvidence?
+    public init(clientId: String, name: String, createdAt: Int64, ios: AdminIOSEvidence? = nil, android: AdminAndroidEvidence? = nil) {
         self.clientId = clientId
         self.name = name
         self.createdAt = createdAt
+        self.ios = ios
+        self.android = android
     }
+}
+
+/// `PATCH /admin/v1/clients/{id}`: a member present replaces that platform's settings (an empty `appIds` /
+/// `packageNames` removes them); `deviceCheck` and `playIntegrity` hold write-only secrets and, when omitted from a
+/// present platform, keep their stored values.
+public struct AdminClientPatch: Codable, Sendable, Hashable {
+    public var ios: AdminIOSEvidence?
+    public var android: AdminAndroidEvidence?
+    public init(ios: AdminIOSEvidence? = nil, android: AdminAndroidEvidence? = nil) {
+        self.ios = ios
+        self.android = android
+    }
+}
+
+/// An app's Apple evidence settings.
+public struct AdminIOSEvidence: Codable, Sendable, Hashable {
+    /// App IDs, `TEAMID.bundleId`.
+    public var appIds: [String]
+    /// `production` (default) or `development`.
+    public var appAttestEnvironment: String?
+    public var deviceCheck: AdminDeviceCheck?
+    public init(appIds: [String], appAttestEnvironment: String? = nil, deviceCheck: AdminDeviceCheck? = nil) {
+        self.appIds = appIds
+        self.appAttestEnvironment = appAttestEnvironment
+        self.deviceCheck = deviceCheck
+    }
+}
+
+/// DeviceCheck API credentials. `privateKey` (the team's `.p8` PEM) is write-only: answers carry
+/// `hasPrivateKey` instead.
+public struct AdminDeviceCheck: Codable, Sendable, Hashable {
+    public var teamId: String
+    public var keyId: String
+    public var privateKey: String?
+    public var hasPrivateKey: Bool?
+    public init(teamId: String, keyId: String, privateKey: String? = nil, hasPrivateKey: Bool? = nil) {
+        self.teamId = teamId
+        self.keyId = keyId
+        self.privateKey = privateKey
+        self.hasPrivateKey = hasPrivateKey
+    }
+}
+
+/// An app's Android evidence settings.
+public struct AdminAndroidEvidence: Codable, Sendable, Hashable {
+    public var packageNames: [String]
+    public var playIntegrity: AdminPlayIntegrity?
+    /// `binding` (default: base64url SHA-256 of the challenge and the key's SPKI) or `deviceId` (Sudo's SDK).
+    public var requestHashMode: String?
+    public init(packageNames: [String], playIntegrity: AdminPlayIntegrity? = nil, requestHashMode: String? = nil) {
+        self.packageNames = packageNames
+        self.playIntegrity = playIntegrity
+        self.requestHashMode = requestHashMode
+    }
+}
+
+/// Play Integrity keys from the Play Console. `decryptionKey` (base64 AES-256) is write-only: answers carry
+/// `hasDecryptionKey` instead.
+public struct AdminPlayIntegrity: Codable, Sendable, Hashable {
+    public var decryptionKey: String?
+    /// Base64 of the verification key's SPKI DER.
+    public var verificationKey: String
+    public var hasDecryptionKey: Bool?
+    public init(decryptionKey: String? = nil, verificationKey: String, hasDecryptionKey: Bool? = nil) {
+        self.decryptionKey = decryptionKey
+        self.verificationKey = verificationKey
+        self.hasDecryptionKey = hasDecryptionKey
+    }
+}
+
+/// `POST /admin/v1/clients/{id}/signing-certificates`.
+public struct AdminSigningCertificateRequest: Codable, Sendable, Hashable {
+    /// SHA-256 of the app's signing certificate: 64 hex digits (colons allowed, as keytool prints them).
+    public var sha256: String
+    public init(sha256: String) { self.sha256 = sha256 }
+}
+
+/// A signing-certificate fingerprint and the admin identity that owns it.
+public struct AdminSigningCertificate: Codable, Sendable, Hashable {
+    public var clientId: String
+    /// Lowercase hex.
+    public var sha256: String
+    /// The admin token id that added it (deleting that token deletes it).
+    public var owner: String
+    public var createdAt: Int64
+    public init(clientId: String, sha256: String, owner: String, createdAt: Int64) {
+        self.clientId = clientId
+        self.sha256 = sha256
+        self.owner = owner
+        self.createdAt = createdAt
+    }
+}
+
+/// `GET /admin/v1/clients/{id}/signing-certificates`.
+public struct AdminSigningCertificateList: Codable, Sendable, Hashable {
+    public var signingCertificates: [AdminSigningCertificate]
+    public init(signingCertificates: [AdminSigningCertificate]) { self.signingCertificates = signingCertificates }
 }
 
 /// `GET /admin/v1/clients`.

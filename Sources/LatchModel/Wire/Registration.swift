@@ -8,12 +8,14 @@ public struct ChallengeType: RawRepresentable, Hashable, Sendable, Codable, Cust
     public static let fsso = ChallengeType(rawValue: "FSSO")
     /// A JWT signed by an admin-issued test registration key.
     public static let test = ChallengeType(rawValue: "TEST")
-    /// Apple DeviceCheck (not yet supported).
+    /// Apple DeviceCheck.
     public static let deviceCheck = ChallengeType(rawValue: "DEVICE_CHECK")
-    /// Apple App Attest (not yet supported).
+    /// Apple App Attest: the answer is the base64 attestation object of the device key `keyId`.
     public static let appAttest = ChallengeType(rawValue: "APP_ATTEST")
-    /// Google Play Integrity (not yet supported).
+    /// Google Play Integrity: the answer is the integrity token binding the challenge and the device key.
     public static let playIntegrity = ChallengeType(rawValue: "PLAY_INTEGRITY")
+    /// Android Keystore key attestation: the answer is a JSON array of base64 DER certificates, leaf first.
+    public static let androidKey = ChallengeType(rawValue: "ANDROID_KEY")
 }
 
 /// A device sign-in public key as sent with a registration.
@@ -46,13 +48,19 @@ public struct RegistrationRequest: Codable, Sendable, Hashable {
     public var deviceId: String?
     /// iOS build type (informational).
     public var buildType: String?
-    /// Android package name (informational).
+    /// Android package name (Play Integrity: the app the token must be for).
     public var packageName: String?
+    /// The registration challenge (`POST /v1/registrations/challenge`) the evidence binds (device attestation types).
+    public var challenge: String?
+    /// App Attest: the base64 key id (SHA-256 of the attested key) the app got from `generateKey`.
+    public var keyId: String?
+    /// iOS identifierForVendor (DeviceCheck, informational).
+    public var vendorId: String?
 
     public init(
         challengeType: ChallengeType, answer: String, registrationId: String? = nil,
         publicKey: RegistrationPublicKey? = nil, deviceId: String? = nil, buildType: String? = nil,
-        packageName: String? = nil
+        packageName: String? = nil, challenge: String? = nil, keyId: String? = nil, vendorId: String? = nil
     ) {
         self.challengeType = challengeType
         self.answer = answer
@@ -61,6 +69,27 @@ public struct RegistrationRequest: Codable, Sendable, Hashable {
         self.deviceId = deviceId
         self.buildType = buildType
         self.packageName = packageName
+        self.challenge = challenge
+        self.keyId = keyId
+        self.vendorId = vendorId
+    }
+}
+
+/// `POST /v1/registrations/challenge`.
+public struct RegistrationChallengeRequest: Codable, Sendable, Hashable {
+    /// The proof type the challenge is for.
+    public var challengeType: ChallengeType
+    public init(challengeType: ChallengeType) { self.challengeType = challengeType }
+}
+
+/// A single-use server nonce the registration's evidence must bind.
+public struct RegistrationChallengeResponse: Codable, Sendable, Hashable {
+    public var challenge: String
+    /// Seconds until it expires.
+    public var expiresIn: Int
+    public init(challenge: String, expiresIn: Int) {
+        self.challenge = challenge
+        self.expiresIn = expiresIn
     }
 }
 

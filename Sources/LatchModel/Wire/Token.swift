@@ -4,6 +4,8 @@ public enum GrantType {
     public static let jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
     /// RFC 6749 §6.
     public static let refreshToken = "refresh_token"
+    /// Sign-in with an Apple App Attest assertion by an attested device key.
+    public static let appAttest = "urn:latch:params:oauth:grant-type:app-attest"
 }
 
 /// The token endpoint's success answer (RFC 6749 §5.1, OIDC Core §3.1.3.3).

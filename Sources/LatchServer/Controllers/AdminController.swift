@@ -54,6 +54,22 @@ struct AdminController {
             try await admin.deleteClient(id: try context.parameters.require("id"))
             return Self.noContent
         }
+        group.patch("clients/:id") { request, context -> Response in
+            try JSONResponse.make(try await admin.patchClient(id: try context.parameters.require("id"), try await request.decodeJSON(AdminClientPatch.self)))
+        }
+        // Android signing certificates, owned by the admin token that adds them.
+        group.post("clients/:id/signing-certificates") { request, context -> Response in
+            let body = try await request.decodeJSON(AdminSigningCertificateRequest.self)
+            return try JSONResponse.make(
+                try await admin.addSigningCertificate(clientID: try context.parameters.require("id"), body, owner: context.tokenID), status: .created)
+        }
+        group.get("clients/:id/signing-certificates") { _, context -> Response in
+            try JSONResponse.make(try await admin.signingCertificates(clientID: try context.parameters.require("id")))
+        }
+        group.delete("clients/:id/signing-certificates/:sha256") { _, context -> Response in
+            try await admin.deleteSigningCertificate(clientID: try context.parameters.require("id"), sha256: try context.parameters.require("sha256"))
+            return Self.noContent
+        }
         group.get("client-config") { request, _ -> Response in
             let clientID = request.uri.queryParameters.get("clientId") ?? "default"
             return try JSONResponse.make(try await admin.clientConfig(clientID: clientID, issuer: issuer))
@@ -67,7 +83,7 @@ struct AdminController {
         group.delete("tokens/:id") { request, context -> Response in
             try await admin.revokeAdminToken(
                 id: try context.parameters.require("id"), callerTokenID: context.tokenID,
-                force: request.uri.queryParameters.get("force") == "true")
+                force: request.uri.queryParameters.get("force") == "true", deleteOwned: request.uri.queryParameters.get("deleteOwned") == "true")
             return Self.noContent
         }
         // Signing keys.

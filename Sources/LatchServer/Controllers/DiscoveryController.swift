@@ -9,10 +9,11 @@ struct DiscoveryController {
     let algorithm: String
     let scopes: [String]
     let grantTypes: [String]
+    let proofTypes: [String]
 
     var endpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
-        let metadata = Self.metadata(issuer: issuer, algorithm: algorithm, scopes: scopes, grantTypes: grantTypes)
+        let metadata = Self.metadata(issuer: issuer, algorithm: algorithm, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes)
         routes.get(".well-known/openid-configuration") { _, _ in
             JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
         }
@@ -23,7 +24,7 @@ struct DiscoveryController {
         return routes
     }
 
-    static func metadata(issuer: String, algorithm: String, scopes: [String], grantTypes: [String]) -> [UInt8] {
+    static func metadata(issuer: String, algorithm: String, scopes: [String], grantTypes: [String], proofTypes: [String]) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 1024)
         writer.beginObject()
         writer.member("issuer", issuer)
@@ -38,6 +39,9 @@ struct DiscoveryController {
         writer.member("token_endpoint_auth_methods_supported", ["none"])
         writer.member("revocation_endpoint_auth_methods_supported", ["none"])
         writer.member("scopes_supported", scopes)
+        // Latch's own: the user-registration proof types (`challengeType` of POST /v1/registrations) accepted here.
+        // (Not `registration_endpoint`: that name is RFC 7591 dynamic client registration.)
+        writer.member("registration_proof_types_supported", proofTypes)
         writer.member(
             "claims_supported", ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "sid", "username"])
         writer.endObject()

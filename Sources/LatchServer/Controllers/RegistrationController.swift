@@ -2,7 +2,7 @@ import Hummingbird
 import LatchCore
 import LatchModel
 
-/// Registration (`POST /v1/registrations`) and the device sign-in challenge (`POST /v1/sign-in/challenge`).
+/// Registration (`POST /v1/registrations`, `POST /v1/registrations/challenge`) and the device sign-in challenge (`POST /v1/sign-in/challenge`).
 struct RegistrationController {
     let registration: RegistrationService
     let nonces: SignInNonces
@@ -12,6 +12,10 @@ struct RegistrationController {
         routes.post("registrations") { request, _ -> Response in
             let body = try await request.decodeJSON(RegistrationRequest.self)
             return try JSONResponse.make(try await registration.register(body), status: .created)
+        }
+        routes.post("registrations/challenge") { request, _ -> Response in
+            let body = try await request.decodeJSON(RegistrationChallengeRequest.self)
+            return try JSONResponse.make(try registration.challenge(body))
         }
         // Half of every key sign-in: parsed and written without Codable.
         routes.post("sign-in/challenge") { request, _ -> Response in

@@ -105,11 +105,8 @@ enum LoadRunner {
             serverCPU: cpu, peakRSS: server?.peakRSS(), firstError: merged.firstError)
     }
 
-    static func now() -> Double {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
+    /// Monotonic seconds.
+    static func now() -> Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
 }
 
 /// One slot per worker thread, written once each under a lock.

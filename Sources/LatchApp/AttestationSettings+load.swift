@@ -1,0 +1,33 @@
+import Foundation
+import LatchAttestation
+import LatchCore
+import Logging
+
+extension AttestationSettings {
+    /// The deployment's attestation settings: built-in or configured roots, plus the test root while test keys are on.
+    static func load(_ configuration: LatchConfiguration, logger: Logger) throws -> AttestationSettings {
+        func anchors(_ file: String?, builtIn: String, key: String) throws -> TrustAnchors {
+            guard let file else { return try TrustAnchors(pem: builtIn) }
+            do {
+                return try TrustAnchors(pem: String(contentsOfFile: file, encoding: .utf8))
+            } catch {
+                throw ConfigurationError(key: key, problem: "cannot read PEM certificates from \(file): \(error)")
+            }
+        }
+        var appAttest = try anchors(configuration.appAttestRootsFile, builtIn: KnownRoots.appleAppAttestation, key: "attestation.appAttestRoots")
+        var androidKey = try anchors(configuration.androidKeyRootsFile, builtIn: KnownRoots.googleHardwareAttestation, key: "attestation.androidKeyRoots")
+        if let file = configuration.testAttestationRootFile {
+            if configuration.registration.testKeysEnabled {
+                let test = try anchors(file, builtIn: "", key: "attestation.testRoot")
+                appAttest = appAttest.adding(test)
+                androidKey = androidKey.adding(test)
+                logger.warning("attestation.testRoot is trusted: test evidence registers devices (turn registration.testKeys off in production)")
+            } else {
+                logger.notice("attestation.testRoot is ignored: registration.testKeys is off")
+            }
+        }
+        var settings = AttestationSettings(appAttestAnchors: appAttest, androidKeyAnchors: androidKey)
+        settings.challengeLifetime = configuration.attestationChallengeLifetime
+        return settings
+    }
+}
