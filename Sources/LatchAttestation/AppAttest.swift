@@ -81,7 +81,7 @@ public enum AppAttest {
         let authData: AuthenticatorData
         do {
             chain = try CertificateChainValidator.Chain(der: der, step: step0)
-            authData = try AuthenticatorData(authDataBytes)
+            authData = try AuthenticatorData(authDataBytes, unflaggedExtensions: true)
         } catch {
             throw trace.failed(step0, error.code, error.detail)
         }
@@ -190,12 +190,13 @@ public enum AppAttest {
         guard object.mapValue != nil, let signatureBytes = object["signature"]?.bytesValue,
             let authDataBytes = object["authenticatorData"]?.bytesValue
         else { throw trace.failed(step0, .attestationMalformed, "not a CBOR map with byte strings signature and authenticatorData") }
-        let authData: AuthenticatorData
-        do {
-            authData = try AuthenticatorData(authDataBytes)
-        } catch {
-            throw trace.failed(step0, error.code, error.detail)
+        // Apple's assertions set the AT flag without attested credential data: only the fixed 37-byte head is read
+        // (the signature covers every byte).
+        guard authDataBytes.count >= 37, authDataBytes.count <= AuthenticatorData.maximumLength else {
+            throw trace.failed(step0, .attestationMalformed, "authenticatorData is not 37 to \(AuthenticatorData.maximumLength) bytes")
         }
+        let rpIDHash = Array(authDataBytes[0..<32])
+        let signCount = authDataBytes[33..<37].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         trace.passed(step0, "\(signatureBytes.count)-byte signature, \(authDataBytes.count)-byte authenticator data")
         // Steps 1–3. The signature is valid for nonce = SHA-256(authenticatorData ‖ clientDataHash).
         let nonce = Array(SHA256.hash(data: authDataBytes + clientDataHash))
@@ -206,15 +207,15 @@ public enum AppAttest {
             "3 signature", publicKey.isValidSignature(signature, for: nonce), else: .attestationUntrusted,
             "the signature does not verify with the attested key", passed: "valid for the attested key")
         // Step 4. rpIdHash = SHA-256 of a registered App ID.
-        guard let app = apps.first(where: { Array(SHA256.hash(data: Array($0.appID.utf8))) == authData.rpIDHash }) else {
+        guard let app = apps.first(where: { Array(SHA256.hash(data: Array($0.appID.utf8))) == rpIDHash }) else {
             throw trace.failed("4 app id", .attestationAppMismatch, "authenticatorData's rpIdHash is the hash of no registered App ID")
         }
         trace.passed("4 app id", app.appID)
         // Step 5. The counter only grows.
         try trace.require(
-            "5 counter", authData.signCount > previousCounter, else: .attestationCounterInvalid,
-            "the counter \(authData.signCount) is not greater than the stored \(previousCounter)", passed: "\(previousCounter) → \(authData.signCount)")
-        return VerifiedAssertion(app: app, counter: authData.signCount)
+            "5 counter", signCount > previousCounter, else: .attestationCounterInvalid,
+            "the counter \(signCount) is not greater than the stored \(previousCounter)", passed: "\(previousCounter) → \(signCount)")
+        return VerifiedAssertion(app: app, counter: signCount)
     }
 }
 

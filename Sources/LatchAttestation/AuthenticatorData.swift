@@ -45,8 +45,10 @@ public struct AuthenticatorData: Sendable, Hashable {
     public let extensions: CBORValue?
 
     /// Parses authenticator data; the attested credential data and extensions must be present exactly when their
-    /// flags say so, and nothing may follow them.
-    public init(_ bytes: [UInt8]) throws(AttestationFailure) {
+    /// flags say so, and nothing may follow them — except, with `unflaggedExtensions`, one CBOR map after the
+    /// credential key without the ED flag: App Attest writes that (Apple's own 2026 example does), and Latch reads it
+    /// as extensions there and nowhere else.
+    public init(_ bytes: [UInt8], unflaggedExtensions: Bool = false) throws(AttestationFailure) {
         func malformed(_ detail: String) -> AttestationFailure {
             AttestationFailure(.attestationMalformed, step: "authenticator data", detail)
         }
@@ -79,7 +81,7 @@ public struct AuthenticatorData: Sendable, Hashable {
         } else {
             attestedCredential = nil
         }
-        if flags.contains(.extensionData) {
+        if flags.contains(.extensionData) || (unflaggedExtensions && attestedCredential != nil && offset < bytes.count) {
             let value: CBORValue
             do {
                 value = try CBORDecoder.decode(bytes[offset...])
