@@ -185,7 +185,7 @@ let package = Package(
         .testTarget(
             name: "LatchAttestationTests",
             dependencies: [
-                "LatchAttestation", "LatchCBOR", "LatchModel",
+                "LatchAttestation", "LatchCBOR", "LatchModel", "LatchJOSE",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -126,4 +126,36 @@ public struct TestAttestationAuthority: Sendable {
             .init(.text("signature"), .bytes(Array(signature.derRepresentation))), .init(.text("authenticatorData"), .bytes(authData)),
         ]).encoded
     }
+
+    // MARK: Android key attestation
+
+    /// An Android key attestation chain (DER, leaf first: leaf, intermediate, root) for `deviceKey`, as Android
+    /// Keystore returns it for a key generated with `challenge` by app `packageName` signed with a certificate of
+    /// SHA-256 `signatureDigest`.
+    public func androidKeyChain(
+        deviceKey: Certificate.PublicKey, challenge: [UInt8], packageName: String, signatureDigest: [UInt8],
+        securityLevel: AndroidKeyDescription.SecurityLevel = .trustedEnvironment, verifiedBoot: Bool = true, now: Date
+    ) throws -> [[UInt8]] {
+        let description = AndroidKeyDescription(
+            attestationVersion: 300, attestationSecurityLevel: securityLevel, keyMintVersion: 300, keyMintSecurityLevel: securityLevel,
+            attestationChallenge: challenge,
+            softwareEnforced: AndroidKeyDescription.AuthorizationList(
+                creationDateTime: Int(now.timeIntervalSince1970 * 1000),
+                attestationApplicationId: .init(packageInfos: [.init(packageName: packageName, version: 1)], signatureDigests: [signatureDigest])),
+            hardwareEnforced: AndroidKeyDescription.AuthorizationList(
+                purpose: [2], algorithm: 3, keySize: 256, ecCurve: 1, noAuthRequired: true, origin: 0,
+                rootOfTrust: .init(
+                    verifiedBootKey: Array(repeating: 0x11, count: 32), deviceLocked: verifiedBoot,
+                    verifiedBootState: verifiedBoot ? .verified : .unverified, verifiedBootHash: Array(repeating: 0x22, count: 32)),
+                osVersion: 160000, osPatchLevel: 202611))
+        let ext = Certificate.Extension(oid: AndroidKeyDescription.extensionObjectIdentifier, critical: false, value: description.derEncoded()[...])
+        // Keystore leaves run from the epoch to 2048 (KeyMint's default validity).
+        let leaf = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(1), publicKey: deviceKey,
+            notValidBefore: Date(timeIntervalSince1970: 0), notValidAfter: Date(timeIntervalSince1970: 2_461_449_600),
+            issuer: intermediate.subject, subject: try DistinguishedName { CommonName("Android Keystore Key") },
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions { Critical(KeyUsage(digitalSignature: true)); ext }, issuerPrivateKey: .init(intermediateKey))
+        return [try Self.der(leaf), try Self.der(intermediate), try Self.der(root)]
+    }
 }

@@ -1,0 +1,122 @@
+import Crypto
+import Foundation
+import LatchAttestation
+import LatchJOSE
+import LatchModel
+import SwiftASN1
+import Testing
+import X509
+
+@Suite struct AndroidKeyAttestationTests {
+    static let google = CertificateChainValidator(
+        anchors: try! TrustAnchors(pem: KnownRoots.googleHardwareAttestation), rules: AndroidKeyAttestation.chainRules)
+    static let collector = "com.google.wireless.android.security.attestationverifier.collector"
+    static let googleDigest = Hex.decode("103938ee4537e59e8ee792f654504fb8346fc6b346d0bbc4415fc339fcfc8ec1")!
+
+    static func der(_ pem: String) -> [[UInt8]] {
+        try! PEMDocument.parseMultiple(pemString: pem).map(\.derBytes)
+    }
+
+    static func date(_ iso: String) -> Date { try! Date(iso, strategy: .iso8601) }
+
+    func verify(
+        _ chain: [[UInt8]], challenge: String, apps: [String: Set<[UInt8]>]?, policy: AndroidKeyAttestation.Policy = .init(requireVerifiedBoot: false),
+        at date: Date, validator: CertificateChainValidator = google
+    ) throws(AttestationFailure) -> AndroidKeyAttestation.VerifiedKey {
+        var trace = AttestationTrace()
+        return try AndroidKeyAttestation.verify(
+            chain: chain, challenge: Array(challenge.utf8), apps: apps, policy: policy, chains: validator, at: date, trace: &trace)
+    }
+
+    func code(_ body: () throws -> Any) -> String? {
+        do {
+            _ = try body()
+            return nil
+        } catch {
+            return (error as? AttestationFailure)?.code.rawValue ?? "\(error)"
+        }
+    }
+
+    @Test("Real Pixel chains verify to Google's roots at their documented times (TEE P-256, StrongBox RSA, the 2026 EC root)")
+    func realChains() throws {
+        let apps = [Self.collector: Set([Self.googleDigest])]
+        let tee = try verify(Self.der(AndroidChains.akitaTEE), challenge: "challenge", apps: apps, at: Self.date("2024-10-01T00:00:00Z"))
+        #expect(tee.securityLevel == .trustedEnvironment && tee.publicKey.algorithm == .ES256 && tee.packageName == Self.collector)
+        let strongBox = try verify(
+            Self.der(AndroidChains.akitaStrongBox), challenge: "challenge", apps: apps,
+            policy: .init(minimumSecurityLevel: .strongBox, requireVerifiedBoot: false), at: Self.date("2024-10-01T00:00:00Z"))
+        #expect(strongBox.securityLevel == .strongBox && strongBox.publicKey.algorithm == .RS256)
+        let tegu = try verify(
+            Self.der(AndroidChains.teguTEE), challenge: "6417f92c-daef-4cc1-8828-5bb39338ffd5",
+            apps: ["com.google.android.attestation": [Self.googleDigest]], policy: .init(requireVerifiedBoot: true), at: Self.date("2026-03-01T00:00:00Z"))
+        #expect(tegu.description.hardwareEnforced.rootOfTrust?.verifiedBootState == .verified)
+    }
+
+    @Test("Each policy and binding check refuses with its own code")
+    func refusals() throws {
+        let chain = Self.der(AndroidChains.akitaTEE)
+        let apps = [Self.collector: Set([Self.googleDigest])]
+        let at = Self.date("2024-10-01T00:00:00Z")
+        #expect(code { try verify(chain, challenge: "other", apps: apps, at: at) } == "attestation_challenge_mismatch")
+        #expect(code { try verify(chain, challenge: "challenge", apps: apps, policy: .init(), at: at) } == "attestation_policy_failed")
+        #expect(code {
+            try verify(chain, challenge: "challenge", apps: apps, policy: .init(minimumSecurityLevel: .strongBox, requireVerifiedBoot: false), at: at)
+        } == "attestation_policy_failed")
+        #expect(code { try verify(chain, challenge: "challenge", apps: ["com.example.other": [Self.googleDigest]], at: at) } == "attestation_app_mismatch")
+        #expect(code { try verify(chain, challenge: "challenge", apps: [Self.collector: [Array(repeating: 1, count: 32)]], at: at) } == "attestation_app_mismatch")
+        // The RKP intermediates live for weeks: today the chain has expired.
+        #expect(code { try verify(chain, challenge: "challenge", apps: apps, at: Self.date("2026-11-23T00:00:00Z")) } == "attestation_untrusted")
+        // Revoked: Droid CA3's serial on the status list.
+        let status = Array(#"{"entries": {"bfc61f12db0cce5bc16832d05e052e488cb284": {"status": "REVOKED", "reason": "KEY_COMPROMISE"}}}"#.utf8)
+        let revoked = try AndroidKeyAttestation.revokedSerials(statusJSON: status)
+        #expect(code {
+            try verify(chain, challenge: "challenge", apps: apps, policy: .init(requireVerifiedBoot: false, revokedSerials: revoked), at: at)
+        } == "attestation_revoked")
+        // A chain to another root; a chain with its intermediate left out.
+        let test = try TestAttestationAuthority.create(now: at)
+        #expect(code {
+            try verify(chain, challenge: "challenge", apps: apps, at: at, validator: CertificateChainValidator(anchors: test.anchors, rules: AndroidKeyAttestation.chainRules))
+        } == "attestation_untrusted")
+        #expect(code { try verify([chain[0]] + chain[2...], challenge: "challenge", apps: apps, at: at) } == "attestation_untrusted")
+    }
+
+    @Test("The test authority's chains verify under its root and carry the requested challenge, app and boot state")
+    func testAuthority() throws {
+        let now = Self.date("2026-11-23T00:00:00Z")
+        let authority = try TestAttestationAuthority.create(now: now)
+        let validator = CertificateChainValidator(anchors: authority.anchors, rules: AndroidKeyAttestation.chainRules)
+        let key = P256.Signing.PrivateKey()
+        let digest = Array(SHA256.hash(data: [1, 2, 3]))
+        let chain = try authority.androidKeyChain(
+            deviceKey: .init(key.publicKey), challenge: Array("lrc_x".utf8), packageName: "com.example.app", signatureDigest: digest, now: now)
+        let verified = try verify(chain, challenge: "lrc_x", apps: ["com.example.app": [digest]], policy: .init(), at: now, validator: validator)
+        #expect(verified.publicKey.derRepresentation == PublicKey(p256: key.publicKey).derRepresentation)
+        let unverifiedBoot = try authority.androidKeyChain(
+            deviceKey: .init(key.publicKey), challenge: Array("lrc_x".utf8), packageName: "com.example.app", signatureDigest: digest,
+            verifiedBoot: false, now: now)
+        #expect(code { try verify(unverifiedBoot, challenge: "lrc_x", apps: ["com.example.app": [digest]], policy: .init(), at: now, validator: validator) }
+            == "attestation_policy_failed")
+    }
+
+    /// Every single-byte change of a real chain is refused (never a crash); a bounded, seeded loop.
+    @Test("Mutated real chains are refused, never crash (500 seeded mutations)")
+    func mutations() throws {
+        let chain = Self.der(AndroidChains.akitaTEE)
+        let apps = [Self.collector: Set([Self.googleDigest])]
+        let at = Self.date("2024-10-01T00:00:00Z")
+        var generator = SplitMix64(seed: 0x4C41_5443)
+        var accepted: [Int: Int] = [:]
+        for _ in 0..<500 {
+            var mutated = chain
+            let certificate = Int.random(in: 0..<mutated.count, using: &generator)
+            let index = Int.random(in: 0..<mutated[certificate].count, using: &generator)
+            mutated[certificate][index] ^= UInt8.random(in: 1...255, using: &generator)
+            // A fresh validator: nothing cached from the unmutated chain.
+            let validator = CertificateChainValidator(anchors: try TrustAnchors(pem: KnownRoots.googleHardwareAttestation), rules: AndroidKeyAttestation.chainRules)
+            if (try? verify(mutated, challenge: "challenge", apps: apps, at: at, validator: validator)) != nil { accepted[certificate, default: 0] += 1 }
+        }
+        // Every byte of the leaf and the intermediates is under a signature: no change of them verifies. The root is
+        // trusted by its key (Google re-issues it with the same key), so changes elsewhere in it do not matter.
+        #expect(accepted.keys.allSatisfy { $0 == chain.count - 1 }, "\(accepted)")
+    }
+}
