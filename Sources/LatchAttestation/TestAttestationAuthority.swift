@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchCBOR
+import LatchJOSE
 import LatchModel
 import SwiftASN1
 import X509
@@ -157,5 +158,31 @@ public struct TestAttestationAuthority: Sendable {
             signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions { Critical(KeyUsage(digitalSignature: true)); ext }, issuerPrivateKey: .init(intermediateKey))
         return [try Self.der(leaf), try Self.der(intermediate), try Self.der(root)]
+    }
+
+    // MARK: Play Integrity
+
+    /// A Play Integrity token in Google's format — a JWS (ES256, `signingKey`) inside a JWE (A256KW + A256GCM,
+    /// `decryptionKey`) — with a verdict for `packageName`, `requestHash` and `timestamp`: recognised by Play,
+    /// signed with `certificateDigest`, the device at `deviceVerdicts`, licensed.
+    public static func playIntegrityToken(
+        packageName: String, requestHash: String, certificateDigest: [UInt8], timestamp: Date, decryptionKey: SymmetricKey,
+        signingKey: P256.Signing.PrivateKey, deviceVerdicts: [String] = ["MEETS_BASIC_INTEGRITY", "MEETS_DEVICE_INTEGRITY"],
+        appRecognitionVerdict: String = "PLAY_RECOGNIZED"
+    ) throws -> String {
+        let payload: [String: JSONValue] = [
+            "requestDetails": [
+                "requestPackageName": .string(packageName), "requestHash": .string(requestHash),
+                "timestampMillis": .string(String(Int64(timestamp.timeIntervalSince1970 * 1000))),
+            ],
+            "appIntegrity": [
+                "appRecognitionVerdict": .string(appRecognitionVerdict), "packageName": .string(packageName),
+                "certificateSha256Digest": [.string(Base64URL.encode(Data(certificateDigest)))], "versionCode": "42",
+            ],
+            "deviceIntegrity": ["deviceRecognitionVerdict": .array(deviceVerdicts.map(JSONValue.string))],
+            "accountDetails": ["appLicensingVerdict": "LICENSED"],
+        ]
+        let jws = try JWSSigner(key: PrivateKey(p256: signingKey), keyID: "play-integrity").sign(claims: payload)
+        return JWECompact.encrypt(Array(jws.utf8), keyEncryptionKey: decryptionKey, contentType: "JWT")
     }
 }

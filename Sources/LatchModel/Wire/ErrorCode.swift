@@ -89,6 +89,16 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let attestationPolicyFailed = ErrorCode("attestation_policy_failed")
     /// A certificate of the chain is on the attestation status (revocation) list.
     public static let attestationRevoked = ErrorCode("attestation_revoked")
+    /// Play Integrity: the verdict is older than the deployment's freshness window.
+    public static let integrityTokenStale = ErrorCode("integrity_token_stale")
+    /// Play Integrity: Google Play does not recognise this build of the app (`appRecognitionVerdict`).
+    public static let integrityAppUnrecognized = ErrorCode("integrity_app_unrecognized")
+    /// Play Integrity: the app is signed with a certificate that is not registered for it.
+    public static let integrityCertificateMismatch = ErrorCode("integrity_certificate_mismatch")
+    /// Play Integrity: the device verdict is below the deployment's policy (`deviceRecognitionVerdict`).
+    public static let integrityDeviceVerdict = ErrorCode("integrity_device_verdict")
+    /// Play Integrity: the app is not licensed to this user (`appLicensingVerdict`), and the policy requires it.
+    public static let integrityUnlicensed = ErrorCode("integrity_unlicensed")
     /// The registration challenge is unknown, expired, already used or for another proof type.
     public static let invalidChallenge = ErrorCode("invalid_challenge")
 }
