@@ -222,7 +222,8 @@ let package = Package(
         .testTarget(
             name: "LatchServerTests",
             dependencies: [
-                "LatchServer", "LatchApp", "LatchTesting", "LatchSQLite",
+                "LatchServer", "LatchApp", "LatchTesting", "LatchSQLite", "LatchAttestation",
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),

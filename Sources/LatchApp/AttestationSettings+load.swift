@@ -28,6 +28,28 @@ extension AttestationSettings {
         }
         var settings = AttestationSettings(appAttestAnchors: appAttest, androidKeyAnchors: androidKey)
         settings.challengeLifetime = configuration.attestationChallengeLifetime
+        settings.androidKeyPolicy.minimumSecurityLevel = switch configuration.androidMinSecurityLevel {
+        case "software": .software
+        case "strongbox": .strongBox
+        default: .trustedEnvironment
+        }
+        settings.androidKeyPolicy.requireVerifiedBoot = configuration.androidRequireVerifiedBoot
+        if let file = configuration.androidStatusListFile {
+            do {
+                settings.androidKeyPolicy.revokedSerials = try AndroidKeyAttestation.revokedSerials(
+                    statusJSON: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+            } catch {
+                throw ConfigurationError(key: "attestation.androidStatusList", problem: "cannot read the status list \(file): \(error)")
+            }
+        }
+        settings.playIntegrityPolicy.freshness = configuration.playIntegrityFreshness
+        settings.playIntegrityPolicy.minimumDeviceLevel = switch configuration.playIntegrityDeviceVerdict {
+        case "basic": .basic
+        case "strong": .strong
+        default: .device
+        }
+        settings.playIntegrityPolicy.requirePlayRecognized = configuration.playIntegrityRequireRecognized
+        settings.playIntegrityPolicy.requireLicensed = configuration.playIntegrityRequireLicensed
         return settings
     }
 }

@@ -42,6 +42,13 @@ import Synchronization
 /// | `attestation.appAttestRoots` | Apple's App Attest root (built in) | PEM file of the roots App Attest chains must end at |
 /// | `attestation.androidKeyRoots` | Google's hardware attestation roots (built in) | PEM file of the roots Android key attestation chains must end at |
 /// | `attestation.testRoot` | none | PEM file of a test attestation root (`latch admin attestation test-root create`), trusted only while `registration.testKeys` is on |
+/// | `attestation.androidMinSecurityLevel` | `tee` | least Android key attestation security level: `software`, `tee` or `strongbox` |
+/// | `attestation.androidRequireVerifiedBoot` | `true` | Android key attestation requires a verified boot and a locked bootloader |
+/// | `attestation.androidStatusList` | none | JSON file of Google's attestation status list (revoked serials), refreshed by the operator |
+/// | `attestation.playIntegrityFreshness` | `300` | how old a Play Integrity verdict may be, s |
+/// | `attestation.playIntegrityDeviceVerdict` | `device` | least Play Integrity device verdict: `basic`, `device` or `strong` |
+/// | `attestation.playIntegrityRequireRecognized` | `true` | Play Integrity requires `PLAY_RECOGNIZED` |
+/// | `attestation.playIntegrityRequireLicensed` | `false` | Play Integrity requires `LICENSED` |
 /// | `sensitive.maxAgeSeconds` | `300` | how recent a sign-in sensitive operations need, s |
 /// | `admin.token` | generated, printed once | the bootstrap admin token (stored hashed) |
 /// | `clients.default` | `default` | client id used when a request names none |
@@ -82,6 +89,15 @@ public struct LatchConfiguration: Sendable {
     public var appAttestRootsFile: String?
     public var androidKeyRootsFile: String?
     public var testAttestationRootFile: String?
+    /// `software`, `tee` or `strongbox`.
+    public var androidMinSecurityLevel = "tee"
+    public var androidRequireVerifiedBoot = true
+    public var androidStatusListFile: String?
+    public var playIntegrityFreshness: Int64 = 300
+    /// `basic`, `device` or `strong`.
+    public var playIntegrityDeviceVerdict = "device"
+    public var playIntegrityRequireRecognized = true
+    public var playIntegrityRequireLicensed = false
     public var adminToken: Redacted<String>?
     public var defaultClientID = "default"
     public var logLevel: Logger.Level = .info
@@ -173,6 +189,19 @@ public struct LatchConfiguration: Sendable {
         appAttestRootsFile = reader.string(forKey: "attestation.appAttestRoots").flatMap { $0.isEmpty ? nil : $0 }
         androidKeyRootsFile = reader.string(forKey: "attestation.androidKeyRoots").flatMap { $0.isEmpty ? nil : $0 }
         testAttestationRootFile = reader.string(forKey: "attestation.testRoot").flatMap { $0.isEmpty ? nil : $0 }
+        androidMinSecurityLevel = reader.string(forKey: "attestation.androidMinSecurityLevel", default: androidMinSecurityLevel)
+        guard ["software", "tee", "strongbox"].contains(androidMinSecurityLevel) else {
+            throw ConfigurationError(key: "attestation.androidMinSecurityLevel", problem: "must be software, tee or strongbox")
+        }
+        androidRequireVerifiedBoot = reader.bool(forKey: "attestation.androidRequireVerifiedBoot", default: true)
+        androidStatusListFile = reader.string(forKey: "attestation.androidStatusList").flatMap { $0.isEmpty ? nil : $0 }
+        playIntegrityFreshness = try ranged("attestation.playIntegrityFreshness", playIntegrityFreshness)
+        playIntegrityDeviceVerdict = reader.string(forKey: "attestation.playIntegrityDeviceVerdict", default: playIntegrityDeviceVerdict)
+        guard ["basic", "device", "strong"].contains(playIntegrityDeviceVerdict) else {
+            throw ConfigurationError(key: "attestation.playIntegrityDeviceVerdict", problem: "must be basic, device or strong")
+        }
+        playIntegrityRequireRecognized = reader.bool(forKey: "attestation.playIntegrityRequireRecognized", default: true)
+        playIntegrityRequireLicensed = reader.bool(forKey: "attestation.playIntegrityRequireLicensed", default: false)
         let adminToken = reader.string(forKey: "admin.token", isSecret: true).flatMap { $0.isEmpty ? nil : $0 }
         if let adminToken, let problem = Self.adminTokenProblem(adminToken) { throw ConfigurationError(key: "admin.token", problem: problem) }
         self.adminToken = adminToken.map(Redacted.init)
@@ -199,6 +228,7 @@ public struct LatchConfiguration: Sendable {
         "assertions.deviceMaxLifetime": 1...3_600, "signIn.nonceLifetime": 1...3_600, "sensitive.maxAgeSeconds": 1...86_400,
         "housekeeping.interval": 1...86_400, "rateLimit.perMinute": 0...1_000_000, "rateLimit.trustedHops": 1...10,
         "rateLimit.adminFailuresPerMinute": 0...10_000, "attestation.challengeLifetime": 30...3_600,
+        "attestation.playIntegrityFreshness": 10...86_400,
     ]
 
     /// Why `issuer` cannot be an OpenID issuer identifier (OpenID Connect Discovery 1.0 §2: an `https` URL — `http`
@@ -237,6 +267,9 @@ public struct LatchConfiguration: Sendable {
         "signIn.nonceLifetime", "registration.testKeys", "sensitive.maxAgeSeconds", "admin.token", "clients.default", "log.level",
         "housekeeping.interval", "rateLimit.perMinute", "rateLimit.trustForwardedFor", "rateLimit.trustedHops", "rateLimit.adminFailuresPerMinute",
         "attestation.challengeLifetime", "attestation.appAttestRoots", "attestation.androidKeyRoots", "attestation.testRoot",
+        "attestation.androidMinSecurityLevel", "attestation.androidRequireVerifiedBoot", "attestation.androidStatusList",
+        "attestation.playIntegrityFreshness", "attestation.playIntegrityDeviceVerdict", "attestation.playIntegrityRequireRecognized",
+        "attestation.playIntegrityRequireLicensed",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —

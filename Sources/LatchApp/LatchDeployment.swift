@@ -42,7 +42,8 @@ public struct LatchDeployment: Sendable {
             store: store, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, random: random, logger: logger)
 
         let attestation = try AttestationSettings.load(configuration, logger: logger)
-        let evidenceApps = EvidenceApps(store: store, clock: clock)
+        let sealer = try KeySealer(keyEncryptionKey: keyEncryptionKey)
+        let evidenceApps = EvidenceApps(store: store, clock: clock, sealer: sealer, logger: logger)
         let challenges = RegistrationChallenges(
             key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "registration challenge mac v1"), lifetime: attestation.challengeLifetime,
             clock: clock, random: random)
@@ -64,6 +65,8 @@ public struct LatchDeployment: Sendable {
         var proofs: [any RegistrationProof] = [
             FederatedJWTProof(store: store, verifier: verifier, assertions: assertions),
             AppAttestProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),
+            AndroidKeyProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),
+            PlayIntegrityProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),
         ]
         var disabled: Set<ChallengeType> = []
         if configuration.registration.testKeysEnabled {
@@ -88,7 +91,7 @@ public struct LatchDeployment: Sendable {
             nonces: SignInNonces(codec: nonceCodec, settings: assertions, clock: clock, random: random),
             admin: AdminService(
                 store: store, keys: keys, clients: clients, authenticator: adminAuthenticator, assertions: assertions, clock: clock,
-                random: random, sealer: try KeySealer(keyEncryptionKey: keyEncryptionKey), evidenceApps: evidenceApps, logger: logger),
+                random: random, sealer: sealer, evidenceApps: evidenceApps, logger: logger),
             adminAuthenticator: adminAuthenticator, readiness: store)
         services.clock = clock
         return LatchDeployment(configuration: configuration, store: store, services: services, clock: clock, generatedAdminToken: generated)

@@ -172,8 +172,40 @@ let badRegistrations: [BadInput] = [
     BadInput(name: "a registration challenge for a type that takes none", status: .badRequest, code: "unsupported_challenge_type") {
         try await $0.postJSON("/v1/registrations/challenge", RegistrationChallengeRequest(challengeType: .fsso))
     },
-    BadInput(name: "PLAY_INTEGRITY not yet supported", status: .badRequest, code: "unsupported_challenge_type") {
+    BadInput(name: "PLAY_INTEGRITY without a package name", status: .badRequest, code: "invalid_input") {
         try await $0.postJSON("/v1/registrations", RegistrationRequest(challengeType: .playIntegrity, answer: "x"))
+    },
+    BadInput(name: "PLAY_INTEGRITY for an app Latch does not know", status: .badRequest, code: "attestation_app_mismatch") {
+        try await $0.postJSON(
+            "/v1/registrations",
+            RegistrationRequest(
+                challengeType: .playIntegrity, answer: "x",
+                publicKey: RegistrationPublicKey(keyId: "k", algorithm: "ES256", publicKey: TestKeys.p256.publicKey.pemRepresentation),
+                packageName: "com.unknown.app"))
+    },
+    BadInput(name: "ANDROID_KEY whose answer is not a JSON array", status: .badRequest, code: "attestation_malformed") { client in
+        let challenge = try await client.postJSON("/v1/registrations/challenge", RegistrationChallengeRequest(challengeType: .androidKey))
+        return try await client.postJSON(
+            "/v1/registrations",
+            RegistrationRequest(
+                challengeType: .androidKey, answer: "{}", publicKey: RegistrationPublicKey(keyId: "k", algorithm: "ES256", publicKey: ""),
+                challenge: challenge.json["challenge"]?.stringValue))
+    },
+    BadInput(name: "ANDROID_KEY whose certificates are not DER", status: .badRequest, code: "attestation_malformed") { client in
+        let challenge = try await client.postJSON("/v1/registrations/challenge", RegistrationChallengeRequest(challengeType: .androidKey))
+        return try await client.postJSON(
+            "/v1/registrations",
+            RegistrationRequest(
+                challengeType: .androidKey, answer: #"["AAAA","AAAA"]"#, publicKey: RegistrationPublicKey(keyId: "k", algorithm: "ES256", publicKey: ""),
+                challenge: challenge.json["challenge"]?.stringValue))
+    },
+    BadInput(name: "an ANDROID_KEY challenge used for APP_ATTEST", status: .badRequest, code: "invalid_challenge") { client in
+        let challenge = try await client.postJSON("/v1/registrations/challenge", RegistrationChallengeRequest(challengeType: .androidKey))
+        return try await client.postJSON(
+            "/v1/registrations",
+            RegistrationRequest(
+                challengeType: .appAttest, answer: "AAAA", challenge: challenge.json["challenge"]?.stringValue,
+                keyId: Data(count: 32).base64EncodedString()))
     },
     BadInput(name: "FSSO answer that is not a JWT", status: .badRequest, code: "invalid_proof") {
         try await $0.postJSON("/v1/registrations", RegistrationRequest(challengeType: .fsso, answer: "hello"))
@@ -230,6 +262,42 @@ let badRegistrations: [BadInput] = [
 ]
 
 let badAdminRequests: [BadInput] = [
+    BadInput(name: "evidence with an App ID that is not TEAMID.bundleId", status: .badRequest, code: "invalid_input") {
+        try await $0.admin(.patch, "/admin/v1/clients/default", AdminClientPatch(ios: AdminIOSEvidence(appIds: ["com.example.app"])))
+    },
+    BadInput(name: "evidence with an unknown App Attest environment", status: .badRequest, code: "invalid_input") {
+        try await $0.admin(
+            .patch, "/admin/v1/clients/default", AdminClientPatch(ios: AdminIOSEvidence(appIds: ["ABCDE12345.com.x"], appAttestEnvironment: "staging")))
+    },
+    BadInput(name: "evidence with a DeviceCheck key that is not a P-256 PEM", status: .badRequest, code: "invalid_public_key") {
+        try await $0.admin(
+            .patch, "/admin/v1/clients/default",
+            AdminClientPatch(ios: AdminIOSEvidence(appIds: ["ABCDE12345.com.x"], deviceCheck: AdminDeviceCheck(teamId: "ABCDE12345", keyId: "KEY1234567", privateKey: "nope"))))
+    },
+    BadInput(name: "evidence with a package name that is not one", status: .badRequest, code: "invalid_input") {
+        try await $0.admin(.patch, "/admin/v1/clients/default", AdminClientPatch(android: AdminAndroidEvidence(packageNames: ["not a package"])))
+    },
+    BadInput(name: "evidence with a Play Integrity key of the wrong size", status: .badRequest, code: "invalid_input") {
+        try await $0.admin(
+            .patch, "/admin/v1/clients/default",
+            AdminClientPatch(
+                android: AdminAndroidEvidence(
+                    packageNames: ["com.example.app"],
+                    playIntegrity: AdminPlayIntegrity(decryptionKey: Data(count: 16).base64EncodedString(), verificationKey: "AAAA"))))
+    },
+    BadInput(name: "evidence for an unknown client", status: .notFound, code: "not_found") {
+        try await $0.admin(.patch, "/admin/v1/clients/ghost", AdminClientPatch(ios: AdminIOSEvidence(appIds: [])))
+    },
+    BadInput(name: "an empty evidence patch", status: .badRequest, code: "invalid_input") { try await $0.adminRaw(.patch, "/admin/v1/clients/default", "{}") },
+    BadInput(name: "a signing certificate that is not a SHA-256", status: .badRequest, code: "invalid_input") {
+        try await $0.admin(.post, "/admin/v1/clients/default/signing-certificates", AdminSigningCertificateRequest(sha256: "abcd"))
+    },
+    BadInput(name: "a signing certificate for an unknown client", status: .notFound, code: "not_found") {
+        try await $0.admin(.post, "/admin/v1/clients/ghost/signing-certificates", AdminSigningCertificateRequest(sha256: String(repeating: "a", count: 64)))
+    },
+    BadInput(name: "deleting a signing certificate that is not there", status: .notFound, code: "not_found") {
+        try await $0.admin(.delete, "/admin/v1/clients/default/signing-certificates/" + String(repeating: "a", count: 64))
+    },
     BadInput(name: "admin token with a null name", status: .badRequest, code: "invalid_json") { try await $0.adminRaw(.post, "/admin/v1/tokens", #"{"name":null}"#) },
     BadInput(name: "test key with a null keyId", status: .badRequest, code: "invalid_json") { try await $0.adminRaw(.post, "/admin/v1/test-keys", #"{"keyId":null}"#) },
     BadInput(name: "issuer with duplicate members", status: .badRequest, code: "invalid_json") {
@@ -268,7 +336,9 @@ let badAdminRequests: [BadInput] = [
 @Suite("Bad input: a clear 4xx code, never a 5xx, and nothing written")
 struct BadInputTests {
     /// Tables whose row counts must not change when a request is refused.
-    static let tables = ["users", "sessions", "used_jtis", "registrations", "device_keys", "issuer_keys", "test_keys", "clients"]
+    static let tables = [
+        "users", "sessions", "used_jtis", "registrations", "device_keys", "issuer_keys", "test_keys", "clients", "signing_certificates",
+    ]
 
     func check(_ input: BadInput) async throws {
         try await Deployment.make().run { client in

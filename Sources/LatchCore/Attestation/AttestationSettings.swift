@@ -13,6 +13,11 @@ public struct AttestationSettings: Sendable {
     /// while test keys are on.
     public var androidKeyAnchors: TrustAnchors
 
+    /// What Android key attestation requires (security level, verified boot, revoked serials).
+    public var androidKeyPolicy = AndroidKeyAttestation.Policy()
+    /// What Play Integrity verdicts must say.
+    public var playIntegrityPolicy = PlayIntegrity.Policy()
+
     public init(appAttestAnchors: TrustAnchors, androidKeyAnchors: TrustAnchors) {
         self.appAttestAnchors = appAttestAnchors
         self.androidKeyAnchors = androidKeyAnchors

@@ -1,5 +1,8 @@
+import Crypto
+import Foundation
 import LatchAttestation
 import LatchModel
+import Logging
 import Synchronization
 
 /// The registered apps' evidence settings, read from the clients (``ClientEvidence``) and cached briefly: every
@@ -12,17 +15,28 @@ public final class EvidenceApps: Sendable {
         public var android: [String: (clientID: String, settings: ClientEvidence.Android)] = [:]
         /// Client id → signing-certificate SHA-256 fingerprints (raw bytes).
         public var signingCertificates: [String: Set<[UInt8]>] = [:]
+        /// Package name → its client's signing-certificate digests (Android key attestation's app check).
+        public var androidDigests: [String: Set<[UInt8]>] {
+            android.mapValues { signingCertificates[$0.clientID] ?? [] }
+        }
+        /// Package name → its Play Integrity keys (opened) and signing-certificate digests.
+        public var playIntegrity: [String: PlayIntegrity.App] = [:]
     }
 
     private let store: any ClientStore
     private let clock: LatchClock
+    private let sealer: KeySealer?
+    private let logger: Logger
     private let state = Mutex<(snapshot: Snapshot, loadedAt: Int64?)>((Snapshot(), nil))
     /// Seconds a snapshot is used before it is read again (an admin change on this replica reloads at once).
     static let freshness: Int64 = 5
 
-    public init(store: any ClientStore, clock: LatchClock) {
+    /// `sealer` opens the apps' Play Integrity decryption keys.
+    public init(store: any ClientStore, clock: LatchClock, sealer: KeySealer? = nil, logger: Logger = Logger(label: "latch.attestation")) {
         self.store = store
         self.clock = clock
+        self.sealer = sealer
+        self.logger = logger
     }
 
     /// The current snapshot, reloaded when older than ``freshness``.
@@ -48,6 +62,21 @@ public final class EvidenceApps: Sendable {
         }
         for certificate in certificates {
             if let bytes = Hex.decode(certificate.sha256) { snapshot.signingCertificates[certificate.clientID, default: []].insert(bytes) }
+        }
+        for (name, entry) in snapshot.android {
+            guard let keys = entry.settings.playIntegrity else { continue }
+            do {
+                guard let sealer, let sealed = Data(base64Encoded: keys.sealedDecryptionKey), let spki = Data(base64Encoded: keys.verificationKey) else {
+                    throw StoreUnavailableError("the Play Integrity keys of client \(entry.clientID) cannot be read")
+                }
+                let key = try sealer.open(sealed, keyID: ClientEvidence.sealingContext(client: entry.clientID, purpose: "playIntegrity"))
+                snapshot.playIntegrity[name] = PlayIntegrity.App(
+                    packageName: name, decryptionKey: SymmetricKey(data: key), verificationKey: try P256.Signing.PublicKey(derRepresentation: spki),
+                    certificateDigests: snapshot.signingCertificates[entry.clientID] ?? [])
+            } catch {
+                // One app's unreadable keys must not stop every other app's attestation.
+                logger.error("Play Integrity keys unreadable", metadata: ["client": "\(entry.clientID)", "error": "\(error)"])
+            }
         }
         let now = clock.seconds()
         state.withLock { $0 = (snapshot, now) }
