@@ -152,7 +152,9 @@ let package = Package(
         .executableTarget(
             name: "latch",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchCore", "LatchServer", "LatchApp", "LatchClient",
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchServer", "LatchApp", "LatchClient", "LatchAttestation",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),

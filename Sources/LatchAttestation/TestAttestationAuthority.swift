@@ -118,10 +118,15 @@ public struct TestAttestationAuthority: Sendable {
 
     /// An App Attest assertion by `deviceKey` with `counter` over `clientData` for `appID`.
     public static func appAttestAssertion(deviceKey: P256.Signing.PrivateKey, appID: String, counter: UInt32, clientData: [UInt8]) throws -> [UInt8] {
+        try appAttestAssertion(deviceKey: deviceKey, appID: appID, counter: counter, clientDataHash: Array(SHA256.hash(data: clientData)))
+    }
+
+    /// An App Attest assertion by `deviceKey` with `counter` over a client data hash (what `generateAssertion` takes).
+    public static func appAttestAssertion(deviceKey: P256.Signing.PrivateKey, appID: String, counter: UInt32, clientDataHash: [UInt8]) throws -> [UInt8] {
         var authData = Array(SHA256.hash(data: Array(appID.utf8)))
         authData.append(AuthenticatorData.Flags.userPresent.rawValue)
         authData += [UInt8(counter >> 24), UInt8(counter >> 16 & 0xFF), UInt8(counter >> 8 & 0xFF), UInt8(counter & 0xFF)]
-        let nonce = Array(SHA256.hash(data: authData + Array(SHA256.hash(data: clientData))))
+        let nonce = Array(SHA256.hash(data: authData + clientDataHash))
         let signature = try deviceKey.signature(for: nonce)
         return CBORValue.map([
             .init(.text("signature"), .bytes(Array(signature.derRepresentation))), .init(.text("authenticatorData"), .bytes(authData)),

@@ -5,7 +5,9 @@ import LatchModel
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Administer a running Latch through its admin API.",
-        subcommands: [Issuers.self, TestKeys.self, Users.self, Clients.self, Tokens.self, ClientConfig.self, RotateKey.self])
+        subcommands: [
+            Issuers.self, TestKeys.self, Users.self, Clients.self, Tokens.self, ClientConfig.self, RotateKey.self, AttestationAdmin.self,
+        ])
 
     // MARK: Issuers
 
@@ -140,7 +142,8 @@ struct Admin: AsyncParsableCommand {
 
     struct Clients: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "clients", abstract: "Apps (public clients).", subcommands: [Add.self, List.self, Delete.self])
+            commandName: "clients", abstract: "Apps (public clients).",
+            subcommands: [Add.self, List.self, Delete.self, Evidence.self, SigningCertificates.self])
 
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Register an app's client id.")
@@ -194,8 +197,11 @@ struct Admin: AsyncParsableCommand {
             @OptionGroup var server: ServerOptions
             @Argument var id: String
             @Flag(help: "Revoke it even if it is the token this command uses (later commands with it are refused).") var force = false
+            @Flag(help: "Also delete what it owns (signing certificates); without it, owned resources are listed and nothing is revoked.")
+            var deleteOwned = false
             func run() async throws {
-                _ = try await AdminHTTP(options: server).send("DELETE", "/admin/v1/tokens/\(id.pathEscaped)" + (force ? "?force=true" : ""))
+                let query = [force ? "force=true" : nil, deleteOwned ? "deleteOwned=true" : nil].compactMap { $0 }.joined(separator: "&")
+                _ = try await AdminHTTP(options: server).send("DELETE", "/admin/v1/tokens/\(id.pathEscaped)" + (query.isEmpty ? "" : "?" + query))
             }
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LatchAttestation
 import LatchClient
 import LatchJOSE
 import LatchModel
@@ -54,6 +55,16 @@ struct Device: AsyncParsableCommand {
 
         /// The custom federated provider saved at registration, if this device registered that way.
         var providerFile: URL { URL(fileURLWithPath: stateDir).appendingPathComponent("provider.json") }
+        /// The simulated attestation saved at registration, if this device registered that way.
+        var attestationFile: URL { URL(fileURLWithPath: stateDir).appendingPathComponent("attestation.json") }
+
+        /// The simulated App Attest service of a device registered with `--attest app-attest`.
+        func appAttestDevice(_ saved: SimulatedAttestation.Saved) throws -> SimulatedAttestation.AppAttestDevice {
+            SimulatedAttestation.AppAttestDevice(
+                authority: try SimulatedAttestation.authority(saved.testRoot), appID: saved.appId ?? "",
+                environment: AppAttest.Environment(rawValue: saved.environment ?? "production") ?? .production,
+                folder: URL(fileURLWithPath: stateDir).appendingPathComponent("app-attest"))
+        }
     }
 
     /// What `register --fsso-key` remembers so that `sign-in` can sign again.
@@ -96,8 +107,14 @@ struct Device: AsyncParsableCommand {
 
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Register a user: with a test registration key (makes a device key) or as a custom federated user.")
+            abstract: "Register a user: with a test registration key (makes a device key), as a custom federated user, or with simulated attestation.")
         @OptionGroup var options: Options
+        @Option(help: "Simulated device attestation: app-attest, android-key or play-integrity (needs --test-root).") var attest: String?
+        @Option(help: "Folder of `latch admin attestation test-root create` (root.pem, root.key, play-integrity.json).") var testRoot: String?
+        @Option(help: "App Attest: the App ID TEAMID.bundleId registered on the client.") var appId: String?
+        @Option(help: "App Attest: production (default) or development.") var environment = "production"
+        @Option(help: "Android: the package name registered on the client.") var package: String?
+        @Option(help: "Android: SHA-256 (hex) of the app's signing certificate, registered on the client.") var signingCertificate: String?
         @Option(help: "PEM test registration key (latch admin test-keys create --out).") var testKey: String?
         @Option(help: "The test key's id.") var keyId = "register_key"
         @Option(help: "Name prefix of the test user.") var name = "device"
@@ -108,6 +125,19 @@ struct Device: AsyncParsableCommand {
         @Option(help: "The federated username (sub).") var username: String?
 
         func validate() throws {
+            if let attest {
+                guard testKey == nil, fssoKey == nil else { throw ValidationError("--attest goes without --test-key and --fsso-key") }
+                guard testRoot != nil else { throw ValidationError("--attest needs --test-root") }
+                switch attest {
+                case "app-attest": guard appId != nil else { throw ValidationError("--attest app-attest needs --app-id") }
+                case "android-key", "play-integrity":
+                    guard package != nil, signingCertificate.flatMap({ Hex.decode($0.replacingOccurrences(of: ":", with: "")) })?.count == 32 else {
+                        throw ValidationError("--attest \(attest) needs --package and --signing-certificate (64 hex digits)")
+                    }
+                default: throw ValidationError("--attest must be app-attest, android-key or play-integrity")
+                }
+                return
+            }
             guard (testKey == nil) != (fssoKey == nil) else { throw ValidationError("give either --test-key or --fsso-key") }
             if fssoKey != nil, issuer == nil || kid == nil || username == nil {
                 throw ValidationError("--fsso-key needs --issuer, --kid and --username")
@@ -131,7 +161,25 @@ struct Device: AsyncParsableCommand {
                 let store = try FileKeyStore(root: URL(fileURLWithPath: options.stateDir), namespace: configuration.namespace)
                 let client = try UserClient(configuration: configuration, keyStore: store, deviceKeyAlgorithm: rsa ? .RS256 : .ES256)
                 let registered: String
-                if let pem = testKeyPEM {
+                if let attest, let testRoot {
+                    let authority = try SimulatedAttestation.authority(testRoot)
+                    let digest = signingCertificate.flatMap { Hex.decode($0.replacingOccurrences(of: ":", with: "")) } ?? []
+                    let saved = SimulatedAttestation.Saved(kind: attest, testRoot: URL(fileURLWithPath: testRoot).path, appId: appId, environment: environment)
+                    switch attest {
+                    case "app-attest":
+                        registered = try await client.registerWithAppAttest(try options.appAttestDevice(saved))
+                    case "android-key":
+                        registered = try await client.registerWithAndroidKeyAttestation(
+                            SimulatedAttestation.AndroidKeyDevice(authority: authority, packageName: package ?? "", signatureDigest: digest))
+                    default:
+                        let keysText = try InputFile.text(
+                            testRoot + "/play-integrity.json", option: "--test-root", hint: "It is written by `latch admin attestation test-root create`.")
+                        let keys = try JSONDecoder().decode(TestPlayIntegrityKeys.self, from: Data(keysText.utf8))
+                        registered = try await client.registerWithPlayIntegrity(
+                            SimulatedAttestation.PlayIntegrityDevice(packageName: package ?? "", keys: keys, signatureDigest: digest))
+                    }
+                    try JSONEncoder().encode(saved).write(to: options.attestationFile)
+                } else if let pem = testKeyPEM {
                     registered = try await client.registerWithAuthenticationProvider(TESTAuthenticationProvider(name: name, privateKeyPEM: pem, keyID: keyId))
                 } else if let federated, let saved {
                     registered = try await client.registerWithAuthenticationProvider(federated)
@@ -150,7 +198,11 @@ struct Device: AsyncParsableCommand {
         func run() async throws {
             try await Device.perform {
                 let client = try options.client()
-                if let data = try? Data(contentsOf: options.providerFile) {
+                if let data = try? Data(contentsOf: options.attestationFile),
+                    let saved = try? JSONDecoder().decode(SimulatedAttestation.Saved.self, from: data), saved.kind == "app-attest"
+                {
+                    try await client.signInWithAppAttest(try options.appAttestDevice(saved))
+                } else if let data = try? Data(contentsOf: options.providerFile) {
                     try await client.signInWithAuthenticationProvider(try JSONDecoder().decode(SavedProvider.self, from: data).provider())
                 } else {
                     try await client.signInWithKey()
@@ -224,6 +276,7 @@ struct Device: AsyncParsableCommand {
             try await Device.perform {
                 try await options.client().deregister()
                 try? FileManager.default.removeItem(at: options.providerFile)
+                try? FileManager.default.removeItem(at: options.attestationFile)
                 print("deregistered")
             }
         }
@@ -236,6 +289,7 @@ struct Device: AsyncParsableCommand {
             try await Device.perform {
                 try await options.client().reset()
                 try? FileManager.default.removeItem(at: options.providerFile)
+                try? FileManager.default.removeItem(at: options.attestationFile)
                 print("reset")
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LatchModel
 import LatchTesting
 import Testing
 
@@ -77,5 +78,52 @@ struct CommandLineTests {
 
         let fixed = try await latch(["keys", "list", "--data-dir", data])
         #expect(fixed.0 == 0, "\(fixed.1)")
+    }
+}
+
+/// `latch attestation verify` against published evidence: exit 0 verified, 1 refused, 2 bad usage.
+@Suite("latch attestation verify")
+struct AttestationVerifyCommandTests {
+    func latch(_ arguments: [String]) async throws -> (Int32, String) {
+        try await run(try latchExecutable().path, arguments, timeout: 60)
+    }
+
+    static let vectors = packageRoot.appendingPathComponent("Tests/Vectors")
+    static let appleExample = [
+        "attestation", "verify", "app-attest", "--app-id", "0352187391.com.apple.example_app_attest", "--environment", "production",
+        "--key-id", "bSrEhF8TIzIvWSPwvZ0i2+UOBre4ASH84rK15m6emNY=", "--client-data-hash", "746573745f7365727665725f6368616c6c656e6765",
+    ]
+
+    @Test("Apple's example verifies at its documented time, with every step and the key in the JSON; expired now")
+    func appAttest() async throws {
+        let file = Self.vectors.appendingPathComponent("apple-app-attest-2024.b64").path
+        let (status, output) = try await latch(Self.appleExample + ["--at", "2024-04-18T12:00:00Z", "--json", file])
+        #expect(status == 0, "\(output)")
+        let answer = try JSONValue.parse(Data(output.utf8))
+        #expect(answer["verified"] == .bool(true) && answer["error"] == .null && answer["counter"] == .int(0))
+        #expect(answer["steps"]?.arrayValue?.count == 10)
+        #expect(answer["publicKey"]?.stringValue?.hasPrefix("-----BEGIN PUBLIC KEY-----") == true)
+        let (expired, refused) = try await latch(Self.appleExample + ["--json", file])
+        #expect(expired == 1)
+        #expect(try JSONValue.parse(Data(refused.utf8))["error"] == .string("attestation_untrusted"))
+        let (usage, _) = try await latch(Self.appleExample.map { $0 == "production" ? "staging" : $0 } + [file])
+        #expect(usage == 2)
+        let (missing, _) = try await latch(Self.appleExample + ["/nonexistent.b64"])
+        #expect(missing == 2)
+    }
+
+    @Test("A real Pixel chain verifies at its time; the verified-boot policy refuses it (its bootloader is unlocked)")
+    func androidKey() async throws {
+        let arguments = [
+            "attestation", "verify", "android-key", "--challenge", "6368616c6c656e6765", "--package",
+            "com.google.wireless.android.security.attestationverifier.collector", "--signature-digest",
+            "103938ee4537e59e8ee792f654504fb8346fc6b346d0bbc4415fc339fcfc8ec1", "--at", "2024-10-01T00:00:00Z", "--json",
+            Self.vectors.appendingPathComponent("android-akita-tee-ec.pem").path,
+        ]
+        let (status, output) = try await latch(arguments)
+        #expect(status == 0, "\(output)")
+        let (refused, answer) = try await latch(arguments + ["--require-verified-boot"])
+        #expect(refused == 1)
+        #expect(try JSONValue.parse(Data(answer.utf8))["error"] == .string("attestation_policy_failed"))
     }
 }

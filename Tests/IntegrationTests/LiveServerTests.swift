@@ -140,6 +140,33 @@ struct LiveServerTests {
         _ = try await server.terminate()
     }
 
+    @Test("The README's attestation walkthrough: simulated App Attest, Android key and Play Integrity devices register and sign in")
+    func attestationWalkthrough() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let latch = try latchExecutable().path
+        let root = directory.path + "/test-root"
+        let created = try await run(latch, ["admin", "attestation", "test-root", "create", "--out", root])
+        #expect(created.0 == 0, "\(created.1)")
+        // The private key and the Play Integrity keys are written for the owner only.
+        let mode = try FileManager.default.attributesOfItem(atPath: root + "/root.key")[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        #expect(try await run(latch, ["admin", "attestation", "test-root", "create", "--out", root]).0 == 2, "an existing root is not overwritten")
+        let server = try LatchServer(
+            dataDirectory: directory.path + "/data", port: try freePort(),
+            environment: ["LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH_ATTESTATION_TEST_ROOT": root + "/root.pem"])
+        try await server.waitUntilListening()
+        let (status, output) = try await run(
+            "/bin/bash", [packageRoot.appendingPathComponent("scripts/attestation-walkthrough.sh").path],
+            environment: [
+                "LATCH_SERVER": server.base, "LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH": latch, "WORK": directory.path, "TEST_ROOT": root,
+            ])
+        #expect(status == 0, "attestation walkthrough failed:\n\(output)\nserver log:\n\(server.log)")
+        #expect(output.contains("an unknown App ID exits 1"))
+        #expect(server.log.contains("attestation.testRoot is trusted"))
+        _ = try await server.terminate()
+    }
+
     @Test("The README shows the compiled app example verbatim")
     func readmeSnippetIsCompiled() throws {
         let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
