@@ -124,14 +124,22 @@ public final class CertificateChainValidator: Sendable {
         if trustedFrom == certificates.count {
             // Nothing cached: the top must be a trust anchor's key, or be signed by one.
             let top = certificates[certificates.count - 1]
-            if let root = anchors.roots.first(where: { $0.publicKey == top.publicKey }) {
+            // Of several issues of one root (same key), the one valid at `date` decides.
+            func preferValid(_ roots: [Certificate]) -> Certificate? {
+                roots.first { $0.notValidBefore <= date && date <= $0.notValidAfter } ?? roots.first
+            }
+            if let root = preferValid(anchors.roots.filter { $0.publicKey == top.publicKey }) {
+                // The chain carries a copy of a trust anchor (perhaps an older, expired issue of it): trust is in the
+                // key, so the anchor's validity counts, not the copy's.
                 window = try narrowed(window, by: root, at: date, step: step, trace: &trace, what: "the trust anchor")
-            } else if let root = anchors.roots.first(where: { $0.subject == top.issuer && $0.publicKey.isValidSignature(top.signature, for: top) }) {
+            } else if let root = preferValid(
+                anchors.roots.filter { $0.subject == top.issuer && $0.publicKey.isValidSignature(top.signature, for: top) })
+            {
                 window = try narrowed(window, by: root, at: date, step: step, trace: &trace, what: "the trust anchor")
+                window = try narrowed(window, by: top, at: date, step: step, trace: &trace, what: "certificate \(certificates.count - 1)")
             } else {
                 throw trace.failed(step, .attestationUntrusted, "the chain does not end at a trusted root (issuer \(top.issuer))")
             }
-            window = try narrowed(window, by: top, at: date, step: step, trace: &trace, what: "certificate \(certificates.count - 1)")
             if certificates.count > 1 { remember(chain.der[certificates.count - 1], window) }
             trustedFrom = certificates.count - 1
         }

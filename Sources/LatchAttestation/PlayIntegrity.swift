@@ -115,13 +115,12 @@ public enum PlayIntegrity {
         guard case .object(let appIntegrity)? = payload["appIntegrity"], let recognition = appIntegrity["appRecognitionVerdict"]?.stringValue else {
             throw trace.failed("4 app integrity", .attestationMalformed, "appIntegrity.appRecognitionVerdict is missing")
         }
-        if policy.requirePlayRecognized {
-            guard recognition == "PLAY_RECOGNIZED" else {
-                throw trace.failed("4 app integrity", .integrityAppUnrecognized, "the app's verdict is \(recognition.prefix(40)), not PLAY_RECOGNIZED")
-            }
-            guard appIntegrity["packageName"]?.stringValue == app.packageName else {
-                throw trace.failed("4 app integrity", .attestationAppMismatch, "appIntegrity.packageName is not \(app.packageName)")
-            }
+        if policy.requirePlayRecognized, recognition != "PLAY_RECOGNIZED" {
+            throw trace.failed("4 app integrity", .integrityAppUnrecognized, "the app's verdict is \(recognition.prefix(40)), not PLAY_RECOGNIZED")
+        }
+        // UNEVALUATED verdicts carry no app details; every other one names the package and its certificates.
+        if recognition != "UNEVALUATED", appIntegrity["packageName"]?.stringValue != app.packageName {
+            throw trace.failed("4 app integrity", .attestationAppMismatch, "appIntegrity.packageName is not \(app.packageName)")
         }
         if recognition != "UNEVALUATED" {
             guard case .array(let digests)? = appIntegrity["certificateSha256Digest"], !digests.isEmpty,

@@ -60,7 +60,7 @@ extension UserClient {
         }
     }
 
-    /// Registers a new device key with its Android key attestation chain; the user signs in with
+    /// Registers the provider's attested key with its Android key attestation chain; the user signs in with
     /// ``signInWithKey()``. Returns the username.
     @discardableResult
     public func registerWithAndroidKeyAttestation(_ provider: any AndroidKeyAttestationProvider, registrationId: String? = nil)
@@ -68,10 +68,10 @@ extension UserClient {
     {
         guard !isRegistered() else { throw .alreadyRegistered }
         let challenge = try await registrationChallenge(.androidKey)
-        let key = try newDeviceKey()
         let chain: [Data]
+        let key: PrivateKey
         do {
-            chain = try await provider.attest(publicKey: key.publicKey, challenge: Data(challenge.utf8))
+            (chain, key) = try await provider.generateAttestedKey(challenge: Data(challenge.utf8))
         } catch {
             throw .invalidInput("key attestation failed on this device: \(error)")
         }

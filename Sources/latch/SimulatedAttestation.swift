@@ -70,17 +70,18 @@ enum SimulatedAttestation {
         }
     }
 
-    /// Android key attestation: certifies the SDK's device key as Keystore would.
+    /// Android key attestation: a P-256 key certified as Keystore would certify it.
     struct AndroidKeyDevice: AndroidKeyAttestationProvider {
         let authority: TestAttestationAuthority
         let packageName: String
         let signatureDigest: [UInt8]
 
-        func attest(publicKey: PublicKey, challenge: Data) async throws -> [Data] {
-            guard let p256 = publicKey.p256 else { throw InputFileError(description: "the simulated Keystore makes P-256 keys only") }
-            return try authority.androidKeyChain(
-                deviceKey: Certificate.PublicKey(p256), challenge: Array(challenge), packageName: packageName, signatureDigest: signatureDigest, now: Date()
-            ).map { Data($0) }
+        func generateAttestedKey(challenge: Data) async throws -> (chain: [Data], privateKey: PrivateKey) {
+            let key = P256.Signing.PrivateKey()
+            let chain = try authority.androidKeyChain(
+                deviceKey: Certificate.PublicKey(key.publicKey), challenge: Array(challenge), packageName: packageName, signatureDigest: signatureDigest,
+                now: Date())
+            return (chain.map { Data($0) }, PrivateKey(p256: key))
         }
     }
 

@@ -120,3 +120,36 @@ import X509
         #expect(accepted.keys.allSatisfy { $0 == chain.count - 1 }, "\(accepted)")
     }
 }
+
+@Suite struct RootReissueTests {
+    /// Google re-issues its RSA root with the same key: a chain ending at an expired issue is trusted by the key,
+    /// when an issue valid at the verification time is a trust anchor.
+    @Test("A chain ending at an expired re-issue of a trusted root (same key) is trusted by the key")
+    func expiredReissue() throws {
+        let now = Date(timeIntervalSince1970: 1_795_000_000)
+        let authority = try TestAttestationAuthority.create(now: now)
+        let key = P256.Signing.PrivateKey()
+        var chain = try authority.androidKeyChain(
+            deviceKey: .init(key.publicKey), challenge: [1], packageName: "com.example.app", signatureDigest: Array(repeating: 2, count: 32), now: now)
+        let expiredIssue = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(7), publicKey: authority.root.publicKey,
+            notValidBefore: Date(timeIntervalSince1970: 1_000_000_000), notValidAfter: Date(timeIntervalSince1970: 1_100_000_000),
+            issuer: authority.root.subject, subject: authority.root.subject, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: try Certificate.Extensions { Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil)) },
+            issuerPrivateKey: .init(authority.rootKey))
+        var serializer = DER.Serializer()
+        try serializer.serialize(expiredIssue)
+        chain[chain.count - 1] = serializer.serializedBytes
+        var trace = AttestationTrace()
+        let validator = CertificateChainValidator(anchors: authority.anchors, rules: AndroidKeyAttestation.chainRules)
+        _ = try AndroidKeyAttestation.verify(
+            chain: chain, challenge: [1], apps: nil, policy: .init(), chains: validator, at: now, trace: &trace)
+        // With only the expired issue as anchor, nothing is trusted.
+        var refused = AttestationTrace()
+        #expect(throws: AttestationFailure.self) {
+            try AndroidKeyAttestation.verify(
+                chain: chain, challenge: [1], apps: nil, policy: .init(),
+                chains: CertificateChainValidator(anchors: TrustAnchors([expiredIssue]), rules: AndroidKeyAttestation.chainRules), at: now, trace: &refused)
+        }
+    }
+}

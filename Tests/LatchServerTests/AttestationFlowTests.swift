@@ -200,6 +200,21 @@ struct AttestationFlowTests {
         }
     }
 
+    @Test("An App ID or package name belongs to one client; a patch keeps the stored App Attest environment")
+    func evidenceBelongsToOneClient() async throws {
+        try await Self.withDeployment { client, _, _ in
+            #expect(try await client.admin(.post, "/admin/v1/clients", AdminClientRequest(clientId: "other")).status == .created)
+            let taken = try await client.admin(.patch, "/admin/v1/clients/other", AdminClientPatch(ios: AdminIOSEvidence(appIds: [Self.appID])))
+            #expect(taken.status == .conflict && taken.code == "conflict")
+            let package = try await client.admin(.patch, "/admin/v1/clients/other", AdminClientPatch(android: AdminAndroidEvidence(packageNames: [Self.packageName])))
+            #expect(package.status == .conflict)
+            _ = try await client.admin(
+                .patch, "/admin/v1/clients/default", AdminClientPatch(ios: AdminIOSEvidence(appIds: [Self.appID], appAttestEnvironment: "development")))
+            let kept = try await client.admin(.patch, "/admin/v1/clients/default", AdminClientPatch(ios: AdminIOSEvidence(appIds: [Self.appID, "ABCDE12345.com.x"])))
+            #expect(kept.json["ios"]?["appAttestEnvironment"] == .string("development"))
+        }
+    }
+
     @Test("Signing certificates are owned: revoking their owner's admin token lists them first, then deletes them with it")
     func ownedCertificates() async throws {
         try await Self.withDeployment { client, _, _ in

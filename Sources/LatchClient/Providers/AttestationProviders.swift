@@ -12,11 +12,12 @@ public protocol AppAttestProvider: Sendable {
     func generateAssertion(_ keyId: String, clientDataHash: Data) async throws -> Data
 }
 
-/// Android Keystore key attestation: the certificate chain (DER, leaf first) Keystore returns for a key generated
-/// with `challenge` as its attestation challenge. The SDK's Linux simulation certifies `publicKey`; on a device the
-/// Keystore key itself is the device key.
+/// Android Keystore key attestation: a new key generated with `challenge` as its attestation challenge, and the
+/// certificate chain (DER, leaf first) Keystore returns for it. The attested key becomes the device key, so the SDK
+/// needs its private key: this flow runs with exportable keys (the SDK's Linux simulation); Android apps generate
+/// non-exportable Keystore keys with their own code and send the same registration.
 public protocol AndroidKeyAttestationProvider: Sendable {
-    func attest(publicKey: PublicKey, challenge: Data) async throws -> [Data]
+    func generateAttestedKey(challenge: Data) async throws -> (chain: [Data], privateKey: PrivateKey)
 }
 
 /// Google Play Integrity: a token for `requestHash` from the Play Integrity API (standard or classic request).

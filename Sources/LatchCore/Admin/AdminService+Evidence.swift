@@ -13,7 +13,17 @@ extension AdminService {
     /// omitted), an empty `appIds` / `packageNames` removes the platform.
     public func patchClient(id: String, _ patch: AdminClientPatch) async throws -> AdminClient {
         guard patch.ios != nil || patch.android != nil else { throw LatchError.invalidInput("ios or android is required") }
-        guard var client = try await store.clients().first(where: { $0.id == id }) else { throw LatchError.notFound("no such client") }
+        let all = try await store.clients()
+        guard var client = all.first(where: { $0.id == id }) else { throw LatchError.notFound("no such client") }
+        // An App ID or package belongs to one client: attestation finds the app by it.
+        for other in all where other.id != id {
+            if let taken = patch.ios?.appIds.first(where: { other.evidence.ios?.appIds.contains($0) == true }) {
+                throw LatchError(.conflict, "the App ID \(taken) is registered on client \(other.id)")
+            }
+            if let taken = patch.android?.packageNames.first(where: { other.evidence.android?.packageNames.contains($0) == true }) {
+                throw LatchError(.conflict, "the package \(taken) is registered on client \(other.id)")
+            }
+        }
         if let ios = patch.ios { client.evidence.ios = try checkedIOS(ios, client: id, stored: client.evidence.ios) }
         if let android = patch.android { client.evidence.android = try checkedAndroid(android, client: id, stored: client.evidence.android) }
         let evidence = client.evidence
@@ -39,7 +49,7 @@ extension AdminService {
         for appID in ios.appIds where !EvidenceRules.isAppID(appID) {
             throw LatchError.invalidInput("ios.appIds: \(appID.prefix(64)) is not TEAMID.bundleId (a 10-character team id, a dot, a bundle id)")
         }
-        let environment = ios.appAttestEnvironment ?? "production"
+        let environment = ios.appAttestEnvironment ?? stored?.appAttestEnvironment ?? "production"
         guard environment == "production" || environment == "development" else {
             throw LatchError.invalidInput("ios.appAttestEnvironment must be production or development")
         }

@@ -260,7 +260,7 @@ public struct AdminSigningCertificate: Codable, Sendable, Hashable {
     public var clientId: String
     /// Lowercase hex.
     public var sha256: String
-    /// The admin token id that added it (deleting that token deletes it).
+    /// The admin token id that added it (revoking that token deletes it, after listing it: `deleteOwned=true`).
     public var owner: String
     public var createdAt: Int64
     public init(clientId: String, sha256: String, owner: String, createdAt: Int64) {

@@ -83,7 +83,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let attestationAppMismatch = ErrorCode("attestation_app_mismatch")
     /// App Attest: the environment (development or production AAGUID) is not the app's.
     public static let attestationEnvironmentMismatch = ErrorCode("attestation_environment_mismatch")
-    /// The signature counter is not the expected one (not 0 at attestation; not greater than the stored one later).
+    /// The signature counter is not the expected one (not 0 at attestation). At sign-in a counter that does not grow
+    /// is `invalid_grant` (RFC 6749), with the reason in the description.
     public static let attestationCounterInvalid = ErrorCode("attestation_counter_invalid")
     /// Android key attestation: the security level or verified-boot state is below the deployment's policy.
     public static let attestationPolicyFailed = ErrorCode("attestation_policy_failed")

@@ -57,10 +57,10 @@ public struct AndroidKeyProof: RegistrationProof {
         }
         let keyID = request.publicKey!.keyId
         if let given = request.publicKey?.publicKey, !given.isEmpty {
-            guard let algorithm = JWSAlgorithm(rawValue: request.publicKey!.algorithm),
-                let key = try? PublicKey(pemOrBase64DER: given, algorithm: algorithm),
-                key.derRepresentation == verified.publicKey.derRepresentation
-            else { throw LatchError(.attestationKeyMismatch, "publicKey is not the attested key") }
+            let key = try request.checkedDeviceKey(required: proofType).key
+            guard key.derRepresentation == verified.publicKey.derRepresentation else {
+                throw LatchError(.attestationKeyMismatch, "publicKey is not the attested key")
+            }
         }
         return VerifiedRegistration(
             username: random.uuid(), kind: .androidKey, deviceKey: (keyID, verified.publicKey),
