@@ -17,7 +17,10 @@ struct Bench: ParsableCommand {
             Every scenario is bounded in time (--duration, at most 30 s) and in requests; load targets 127.0.0.1 only.
             """)
 
-    static let allScenarios = ["jwks", "discovery", "fsso-es256", "fsso-rs256", "key-sign-in", "refresh", "userinfo", "refresh@1000"]
+    static let allScenarios = [
+        "jwks", "discovery", "fsso-es256", "fsso-rs256", "key-sign-in", "refresh", "userinfo", "refresh@1000", "app-attest-register",
+        "app-attest-sign-in", "android-key-register", "play-integrity-register",
+    ]
 
     @Option(help: "Seconds per scenario (1–30).") var duration: Double = 10
     @Option(help: "Concurrent connections.") var connections: Int = 32
@@ -53,13 +56,20 @@ struct Bench: ParsableCommand {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let adminToken = "bench-admin-" + UUID().uuidString
         let port = try LoopbackPort.free()
+        // Attestation scenarios register under a test root the server trusts (test keys are on by default).
+        let attestation = try BenchAttestation(directory: directory)
         let server = try ServerProcess(
-            executable: try selfExecutable(), port: port, directory: directory, adminToken: adminToken, database: database)
+            executable: try selfExecutable(), port: port, directory: directory, adminToken: adminToken, database: database,
+            environment: ["LATCH_ATTESTATION_TEST_ROOT": attestation.rootFile])
         defer { server.stop() }
         let idleRSS = server.rss() ?? 0
         print(String(format: "cold start: %.0f ms from spawn to the first answered request (fresh data folder); idle RSS %.1f MiB", server.coldStartMilliseconds, Double(idleRSS) / 1_048_576))
 
         let fixture = try BenchFixture.prepare(port: port, adminToken: adminToken, connections: connections, scenarios: selected, maxAssertions: maxAssertions, duration: duration)
+        fixture.attestation = attestation
+        if selected.contains(where: BenchAttestation.scenarios.contains) {
+            try attestation.prepare(port: port, adminToken: adminToken, connections: connections, signIn: selected.contains("app-attest-sign-in"))
+        }
         var results: [(ScenarioResult, ceiling: Double?, target: String)] = []
         print("")
         print(Report.header)
@@ -131,6 +141,9 @@ struct CryptoCeiling: Encodable {
         case "fsso-rs256": 1 / rs256Verify + 2 * sign
         case "refresh", "refresh@1000": 2 * sign + 2 / sha256
         case "userinfo": verify
+        // Registration: the leaf's signature (intermediates are cached), the ID and access tokens are not minted.
+        case "app-attest-register", "android-key-register": verify
+        case "app-attest-sign-in": verify + 2 * sign
         default: nil
         }
         return cost.map { Double(cores) / $0 }
@@ -141,7 +154,8 @@ struct CryptoCeiling: Encodable {
 enum Report {
     static let targets = [
         "jwks": "≥ 60,000/s", "discovery": "≥ 60,000/s", "fsso-es256": "≥ 8,000/s", "key-sign-in": "≥ 4,000/s",
-        "refresh": "≥ 10,000/s", "refresh@1000": "p99 ≤ 5 ms",
+        "refresh": "≥ 10,000/s", "refresh@1000": "p99 ≤ 5 ms", "app-attest-register": "≥ 500/s", "app-attest-sign-in": "≥ 4,000/s",
+        "android-key-register": "≥ 500/s", "play-integrity-register": "≥ 500/s",
     ]
 
     static let header = "scenario          rate/s   p50 ms   p90 ms   p99 ms   errors   server CPU   peak RSS   crypto ceiling   of ceiling   target"

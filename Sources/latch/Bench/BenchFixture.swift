@@ -16,6 +16,8 @@ final class BenchFixture: @unchecked Sendable {
     /// Per connection: a session's tokens (refresh token is replaced as it rotates).
     var refreshTokens: [String] = []
     var accessTokens: [String] = []
+    /// The attestation scenarios' material (set after preparation).
+    var attestation: BenchAttestation?
 
     init(port: Int) { self.port = port }
 
@@ -165,6 +167,9 @@ final class BenchFixture: @unchecked Sendable {
                 return Self.ok(status, body)
             }
         default:
+            if let attestation, BenchAttestation.scenarios.contains(name) {
+                return attestation.run(name, port: port, duration: duration, connections: connections, server: server)
+            }
             return ScenarioResult(name: name, requests: 0, errors: 1, seconds: 0, latencies: [], firstError: "unknown scenario")
         }
     }

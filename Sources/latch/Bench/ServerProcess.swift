@@ -12,7 +12,7 @@ final class ServerProcess {
     /// Milliseconds from spawn to the first answered request.
     private(set) var coldStartMilliseconds: Double = 0
 
-    init(executable: String, port: Int, directory: String, adminToken: String, database: String? = nil) throws {
+    init(executable: String, port: Int, directory: String, adminToken: String, database: String? = nil, environment extra: [String: String] = [:]) throws {
         self.port = port
         self.directory = directory
         process.executableURL = URL(fileURLWithPath: executable)
@@ -22,6 +22,7 @@ final class ServerProcess {
         environment["LATCH_LOG_LEVEL"] = "warning"
         // The load comes from one address on purpose.
         environment["LATCH_RATE_LIMIT_PER_MINUTE"] = "0"
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         let started = LoadRunner.now()
