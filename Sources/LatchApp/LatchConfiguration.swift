@@ -42,6 +42,9 @@ import Synchronization
 /// | `attestation.appAttestRoots` | Apple's App Attest root (built in) | PEM file of the roots App Attest chains must end at |
 /// | `attestation.androidKeyRoots` | Google's hardware attestation roots (built in) | PEM file of the roots Android key attestation chains must end at |
 /// | `attestation.testRoot` | none | PEM file of a test attestation root (`latch admin attestation test-root create`), trusted only while `registration.testKeys` is on |
+/// | `attestation.deviceCheckURL` | `https://api.devicecheck.apple.com` | Apple's DeviceCheck API for release builds |
+/// | `attestation.deviceCheckDevelopmentURL` | `https://api.development.devicecheck.apple.com` | Apple's DeviceCheck API for debug builds |
+/// | `attestation.deviceCheckTimeout` | `5` | seconds a DeviceCheck call may take before the registration answers 503 |
 /// | `attestation.androidMinSecurityLevel` | `tee` | least Android key attestation security level: `software`, `tee` or `strongbox` |
 /// | `attestation.androidRequireVerifiedBoot` | `true` | Android key attestation requires a verified boot and a locked bootloader |
 /// | `attestation.androidStatusList` | none | JSON file of Google's attestation status list (revoked serials), refreshed by the operator |
@@ -89,6 +92,9 @@ public struct LatchConfiguration: Sendable {
     public var appAttestRootsFile: String?
     public var androidKeyRootsFile: String?
     public var testAttestationRootFile: String?
+    public var deviceCheckURL = "https://api.devicecheck.apple.com"
+    public var deviceCheckDevelopmentURL = "https://api.development.devicecheck.apple.com"
+    public var deviceCheckTimeout: Int64 = 5
     /// `software`, `tee` or `strongbox`.
     public var androidMinSecurityLevel = "tee"
     public var androidRequireVerifiedBoot = true
@@ -189,6 +195,14 @@ public struct LatchConfiguration: Sendable {
         appAttestRootsFile = reader.string(forKey: "attestation.appAttestRoots").flatMap { $0.isEmpty ? nil : $0 }
         androidKeyRootsFile = reader.string(forKey: "attestation.androidKeyRoots").flatMap { $0.isEmpty ? nil : $0 }
         testAttestationRootFile = reader.string(forKey: "attestation.testRoot").flatMap { $0.isEmpty ? nil : $0 }
+        for (key, keyPath) in [("attestation.deviceCheckURL", \LatchConfiguration.deviceCheckURL), ("attestation.deviceCheckDevelopmentURL", \.deviceCheckDevelopmentURL)] {
+            let value = reader.string(forKey: ConfigKey(key), default: self[keyPath: keyPath])
+            guard let url = URLComponents(string: value), ["https", "http"].contains(url.scheme ?? ""), url.host?.isEmpty == false, url.query == nil,
+                !value.hasSuffix("/")
+            else { throw ConfigurationError(key: key, problem: "must be an http(s) base URL without a trailing /") }
+            self[keyPath: keyPath] = value
+        }
+        deviceCheckTimeout = try ranged("attestation.deviceCheckTimeout", deviceCheckTimeout)
         androidMinSecurityLevel = reader.string(forKey: "attestation.androidMinSecurityLevel", default: androidMinSecurityLevel)
         guard ["software", "tee", "strongbox"].contains(androidMinSecurityLevel) else {
             throw ConfigurationError(key: "attestation.androidMinSecurityLevel", problem: "must be software, tee or strongbox")
@@ -228,7 +242,7 @@ public struct LatchConfiguration: Sendable {
         "assertions.deviceMaxLifetime": 1...3_600, "signIn.nonceLifetime": 1...3_600, "sensitive.maxAgeSeconds": 1...86_400,
         "housekeeping.interval": 1...86_400, "rateLimit.perMinute": 0...1_000_000, "rateLimit.trustedHops": 1...10,
         "rateLimit.adminFailuresPerMinute": 0...10_000, "attestation.challengeLifetime": 30...3_600,
-        "attestation.playIntegrityFreshness": 10...86_400,
+        "attestation.playIntegrityFreshness": 10...86_400, "attestation.deviceCheckTimeout": 1...60,
     ]
 
     /// Why `issuer` cannot be an OpenID issuer identifier (OpenID Connect Discovery 1.0 §2: an `https` URL — `http`
@@ -267,6 +281,7 @@ public struct LatchConfiguration: Sendable {
         "signIn.nonceLifetime", "registration.testKeys", "sensitive.maxAgeSeconds", "admin.token", "clients.default", "log.level",
         "housekeeping.interval", "rateLimit.perMinute", "rateLimit.trustForwardedFor", "rateLimit.trustedHops", "rateLimit.adminFailuresPerMinute",
         "attestation.challengeLifetime", "attestation.appAttestRoots", "attestation.androidKeyRoots", "attestation.testRoot",
+        "attestation.deviceCheckURL", "attestation.deviceCheckDevelopmentURL", "attestation.deviceCheckTimeout",
         "attestation.androidMinSecurityLevel", "attestation.androidRequireVerifiedBoot", "attestation.androidStatusList",
         "attestation.playIntegrityFreshness", "attestation.playIntegrityDeviceVerdict", "attestation.playIntegrityRequireRecognized",
         "attestation.playIntegrityRequireLicensed",

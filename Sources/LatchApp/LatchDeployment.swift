@@ -61,12 +61,18 @@ public struct LatchDeployment: Sendable {
                 verifier: verifier, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock),
             RefreshTokenGrant(store: store, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, logger: logger),
         ]
-        // The registration proof types (DEVICE_CHECK is not served yet: unsupported_challenge_type).
+        // The registration proof types.
         var proofs: [any RegistrationProof] = [
             FederatedJWTProof(store: store, verifier: verifier, assertions: assertions),
             AppAttestProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),
             AndroidKeyProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),
             PlayIntegrityProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),
+            DeviceCheckProof(
+                apps: evidenceApps,
+                api: AppleDeviceCheck(
+                    productionURL: configuration.deviceCheckURL, developmentURL: configuration.deviceCheckDevelopmentURL,
+                    timeoutSeconds: configuration.deviceCheckTimeout, clock: clock, random: random),
+                random: random, logger: logger),
         ]
         var disabled: Set<ChallengeType> = []
         if configuration.registration.testKeysEnabled {

@@ -106,6 +106,27 @@ extension UserClient {
         return try await sendRegistration(request, deviceKeyPEM: key.pemRepresentation, deviceKeyID: keyID)
     }
 
+    /// The build a DeviceCheck token comes from: `debug` tokens are checked on Apple's development host.
+    public enum BuildType: String, Sendable {
+        case debug, release
+    }
+
+    /// Registers a new device key with a DeviceCheck token (`DCDevice.current.generateToken()`): Latch checks the
+    /// token with Apple and allows one registration per device. The user signs in with ``signInWithKey()``.
+    @discardableResult
+    public func registerWithDeviceCheck(token: Data, buildType: BuildType, vendorId: String?, registrationId: String? = nil)
+        async throws(UserClientError) -> String
+    {
+        guard !isRegistered() else { throw .alreadyRegistered }
+        let key = try newDeviceKey()
+        let keyID = UUID().uuidString.lowercased()
+        let request = RegistrationRequest(
+            challengeType: .deviceCheck, answer: token.base64EncodedString(), registrationId: registrationId ?? UUID().uuidString.lowercased(),
+            publicKey: RegistrationPublicKey(keyId: keyID, algorithm: key.algorithm.rawValue, publicKey: key.publicKey.pemRepresentation),
+            buildType: buildType.rawValue, vendorId: vendorId)
+        return try await sendRegistration(request, deviceKeyPEM: key.pemRepresentation, deviceKeyID: keyID)
+    }
+
     // MARK: Shared steps
 
     func registrationChallenge(_ type: ChallengeType) async throws(UserClientError) -> String {

@@ -150,8 +150,15 @@ let badRegistrations: [BadInput] = [
     BadInput(name: "unknown challenge type", status: .badRequest, code: "unsupported_challenge_type") {
         try await $0.postJSON("/v1/registrations", RegistrationRequest(challengeType: .init(rawValue: "MAGIC"), answer: "x"))
     },
-    BadInput(name: "DEVICE_CHECK not yet supported", status: .badRequest, code: "unsupported_challenge_type") {
+    BadInput(name: "DEVICE_CHECK without a build type", status: .badRequest, code: "invalid_input") {
         try await $0.postJSON("/v1/registrations", RegistrationRequest(challengeType: .deviceCheck, answer: "x"))
+    },
+    BadInput(name: "DEVICE_CHECK when no app has DeviceCheck credentials", status: .badRequest, code: "attestation_app_mismatch") {
+        try await $0.postJSON(
+            "/v1/registrations",
+            RegistrationRequest(
+                challengeType: .deviceCheck, answer: "AAAA",
+                publicKey: RegistrationPublicKey(keyId: "k", algorithm: "ES256", publicKey: TestKeys.p256.publicKey.pemRepresentation), buildType: "release"))
     },
     BadInput(name: "APP_ATTEST without a keyId", status: .badRequest, code: "invalid_input") {
         try await $0.postJSON("/v1/registrations", RegistrationRequest(challengeType: .appAttest, answer: "x", challenge: "lrc_a.1.b"))

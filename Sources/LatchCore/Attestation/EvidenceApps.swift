@@ -21,6 +21,8 @@ public final class EvidenceApps: Sendable {
         }
         /// Package name → its Play Integrity keys (opened) and signing-certificate digests.
         public var playIntegrity: [String: PlayIntegrity.App] = [:]
+        /// The clients with DeviceCheck credentials (opened), by client id.
+        public var deviceCheck: [(clientID: String, credentials: DeviceCheckCredentials)] = []
     }
 
     private let store: any ClientStore
@@ -62,6 +64,20 @@ public final class EvidenceApps: Sendable {
         }
         for certificate in certificates {
             if let bytes = Hex.decode(certificate.sha256) { snapshot.signingCertificates[certificate.clientID, default: []].insert(bytes) }
+        }
+        for client in clients {
+            guard let keys = client.evidence.ios?.deviceCheck else { continue }
+            do {
+                guard let sealer, let sealed = Data(base64Encoded: keys.sealedPrivateKey) else {
+                    throw StoreUnavailableError("the DeviceCheck key of client \(client.id) cannot be read")
+                }
+                let pem = try sealer.open(sealed, keyID: ClientEvidence.sealingContext(client: client.id, purpose: "deviceCheck"))
+                snapshot.deviceCheck.append(
+                    (client.id, DeviceCheckCredentials(
+                        teamID: keys.teamId, keyID: keys.keyId, privateKey: try P256.Signing.PrivateKey(pemRepresentation: String(decoding: pem, as: UTF8.self)))))
+            } catch {
+                logger.error("DeviceCheck key unreadable", metadata: ["client": "\(client.id)", "error": "\(error)"])
+            }
         }
         for (name, entry) in snapshot.android {
             guard let keys = entry.settings.playIntegrity else { continue }

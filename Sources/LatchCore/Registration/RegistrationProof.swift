@@ -15,11 +15,15 @@ public struct VerifiedRegistration: Sendable {
     public var deviceKeyAttestation: DeviceKeyAttestation?
     /// Consumed in the same transaction that creates the user.
     public var consumes: SingleUse
+    /// Runs once the user is created (e.g. marking the device at Apple); its failure is the proof's to log.
+    public var afterCommit: (@Sendable () async -> Void)?
 
     public init(
         username: String, kind: UserKind, federatedIdentity: (issuer: String, subject: String)? = nil, claims: [String: JSONValue] = [:],
-        deviceKey: (keyID: String, key: PublicKey)? = nil, deviceKeyAttestation: DeviceKeyAttestation? = nil, consumes: SingleUse
+        deviceKey: (keyID: String, key: PublicKey)? = nil, deviceKeyAttestation: DeviceKeyAttestation? = nil, consumes: SingleUse,
+        afterCommit: (@Sendable () async -> Void)? = nil
     ) {
+        self.afterCommit = afterCommit
         self.username = username
         self.kind = kind
         self.federatedIdentity = federatedIdentity

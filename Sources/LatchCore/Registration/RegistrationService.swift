@@ -118,6 +118,7 @@ public struct RegistrationService: Sendable {
             }
         }
         logger.info("registered", metadata: ["user": "\(user.id)", "type": "\(request.challengeType.rawValue)"])
+        await verified.afterCommit?()
         return RegistrationResponse(userId: user.id, username: user.username)
     }
 

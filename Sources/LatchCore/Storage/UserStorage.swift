@@ -14,6 +14,8 @@ public enum UserKind: String, Sendable, Hashable, Codable {
     case androidKey = "ANDROID_KEY"
     /// Registered with a Google Play Integrity verdict binding their device key.
     case playIntegrity = "PLAY_INTEGRITY"
+    /// Registered with an Apple DeviceCheck token (checked with Apple) and a device key.
+    case deviceCheck = "DEVICE_CHECK"
 }
 
 /// A registered user.

@@ -100,6 +100,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let integrityDeviceVerdict = ErrorCode("integrity_device_verdict")
     /// Play Integrity: the app is not licensed to this user (`appLicensingVerdict`), and the policy requires it.
     public static let integrityUnlicensed = ErrorCode("integrity_unlicensed")
+    /// DeviceCheck: Apple's per-device bit says this device registered before (one registration per device).
+    public static let deviceAlreadyRegistered = ErrorCode("device_already_registered")
     /// The registration challenge is unknown, expired, already used or for another proof type.
     public static let invalidChallenge = ErrorCode("invalid_challenge")
 }

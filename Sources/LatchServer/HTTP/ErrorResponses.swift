@@ -12,7 +12,7 @@ enum ErrorStatus {
         case .challengeTypeDisabled: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
-        case .alreadyRegistered, .registrationConflict, .conflict: .conflict
+        case .alreadyRegistered, .registrationConflict, .conflict, .deviceAlreadyRegistered: .conflict
         case .requestTooLarge: .contentTooLarge
         case .rateLimited: .tooManyRequests
         case .temporarilyUnavailable: .serviceUnavailable
