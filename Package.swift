@@ -247,7 +247,10 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["LatchModel", "LatchJOSE", "LatchTesting", "LatchServer"],
+            dependencies: [
+                "LatchModel", "LatchJOSE", "LatchTesting", "LatchServer", "LatchAttestation",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -112,6 +112,26 @@ struct AttestationVerifyCommandTests {
         #expect(missing == 2)
     }
 
+    @Test("A real device's assertion verifies with its key; a counter that does not grow is refused")
+    func appAttestAssertion() async throws {
+        func arguments(previousCounter: Int) -> [String] {
+            [
+                "attestation", "verify", "app-attest-assertion", "--public-key",
+                Self.vectors.appendingPathComponent("app-attest-device-2021-key.pem").path, "--app-id",
+                "6MURL8TA57.de.vincent-haupert.apple-appattest-poc", "--client-data-hash",
+                // SHA-256 of the client data "wurzelpfropf".
+                "8be65cca515ad097c953967d18d635d86dd78a142ed3d077526bed11c6bec67b", "--previous-counter", String(previousCounter), "--json",
+                Self.vectors.appendingPathComponent("app-attest-device-2021-assertion.b64").path,
+            ]
+        }
+        let (status, output) = try await latch(arguments(previousCounter: 0))
+        #expect(status == 0, "\(output)")
+        #expect(try JSONValue.parse(Data(output.utf8))["counter"] == .int(1))
+        let (refused, answer) = try await latch(arguments(previousCounter: 1))
+        #expect(refused == 1)
+        #expect(try JSONValue.parse(Data(answer.utf8))["error"] == .string("attestation_counter_invalid"))
+    }
+
     @Test("A real Pixel chain verifies at its time; the verified-boot policy refuses it (its bootloader is unlocked)")
     func androidKey() async throws {
         let arguments = [

@@ -1,4 +1,6 @@
+import Crypto
 import Foundation
+import LatchAttestation
 import LatchJOSE
 import LatchModel
 import LatchTesting
@@ -211,4 +213,86 @@ struct ReplicaTests {
         }
         #expect(try await server.terminate() == 0)
     }
+
+    @Test("Across two replicas: one registration challenge registers one device; one App Attest counter value signs in once")
+    func attestationRaces() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let authority = try TestAttestationAuthority.create(now: Date())
+        let rootFile = directory.path + "/root.pem"
+        try authority.rootPEM.write(toFile: rootFile, atomically: true, encoding: .utf8)
+        let database = try await TestPostgres.freshDatabase()
+        let a = try replica(directory, "a", database: database, extra: ["LATCH_ATTESTATION_TEST_ROOT": rootFile])
+        try await a.waitUntilListening()
+        let b = try replica(directory, "b", database: database, extra: ["LATCH_ATTESTATION_TEST_ROOT": rootFile])
+        try await b.waitUntilListening()
+        let appID = "ABCDE12345.com.example.race"
+        let (patched, _) = try await jsonRequest(
+            "PATCH", a.base + "/admin/v1/clients/default", body: AdminClientPatch(ios: AdminIOSEvidence(appIds: [appID])), bearer: Self.adminToken)
+        #expect(patched == 200)
+
+        // 1. Ten registrations with one challenge, at once, split across the replicas: one user.
+        let key = P256.Signing.PrivateKey()
+        let keyID = Data(SHA256.hash(data: key.publicKey.x963Representation)).base64EncodedString()
+        let (_, challengeAnswer) = try await jsonRequest(
+            "POST", a.base + "/v1/registrations/challenge", body: RegistrationChallengeRequest(challengeType: .appAttest))
+        let challenge = try #require(challengeAnswer["challenge"]?.stringValue)
+        let attestation = try authority.appAttestAttestation(
+            deviceKey: key.publicKey, appID: appID, environment: .production, clientDataHash: Array(SHA256.hash(data: Array(challenge.utf8))),
+            now: Date())
+        let registrations = Tally()
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<10 {
+                group.addTask {
+                    let base = worker.isMultiple(of: 2) ? a.base : b.base
+                    let request = RegistrationRequest(
+                        challengeType: .appAttest, answer: Data(attestation).base64EncodedString(), registrationId: UUID().uuidString,
+                        challenge: challenge, keyId: keyID)
+                    guard let (status, answer) = try? await jsonRequest("POST", base + "/v1/registrations", body: request) else { return }
+                    registrations.add(status)
+                    if status == 201 { registrations.acknowledged.withLock { $0[0] = answer["username"]?.stringValue } }
+                    if status != 201 { #expect(answer["error"]?.stringValue == "invalid_challenge", "\(answer)") }
+                }
+            }
+        }
+        #expect(registrations[201] == 1 && registrations[400] == 9, "\(registrations.counts.withLock { $0 })")
+        let username = try #require(registrations.acknowledged.withLock { $0[0] })
+
+        // 2. Ten sign-ins asserting counter 1, each with its own nonce, split across the replicas: one session.
+        let signIns = Tally()
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<10 {
+                group.addTask {
+                    let base = worker.isMultiple(of: 2) ? a.base : b.base
+                    guard let (_, nonceAnswer) = try? await jsonRequest("POST", base + "/v1/sign-in/challenge", body: SignInChallengeRequest(username: username)),
+                        let nonce = nonceAnswer["nonce"]?.stringValue
+                    else { return }
+                    let clientData = Array(#"{"challenge":"\#(nonce)"}"#.utf8)
+                    guard let assertion = try? TestAttestationAuthority.appAttestAssertion(deviceKey: key, appID: appID, counter: 1, clientData: clientData),
+                        let (status, _) = try? await Self.token(
+                            base,
+                            [
+                                "grant_type": GrantType.appAttest, "key_id": keyID, "assertion": Base64URL.encode(Data(assertion)),
+                                "client_data": Base64URL.encode(Data(clientData)),
+                            ])
+                    else { return }
+                    signIns.add(status)
+                }
+            }
+        }
+        #expect(signIns[200] == 1 && signIns[400] == 9, "\(signIns.counts.withLock { $0 })")
+        #expect(try await a.terminate() == 0)
+        #expect(try await b.terminate() == 0)
+    }
+}
+
+/// A JSON request; its status and JSON answer.
+func jsonRequest(_ method: String, _ url: String, body: some Encodable, bearer: String? = nil) async throws -> (Int, JSONValue) {
+    var request = URLRequest(url: URL(string: url)!)
+    request.httpMethod = method
+    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+    if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+    request.httpBody = try JSONEncoder().encode(body)
+    let (data, response) = try await URLSession.shared.data(for: request)
+    return ((response as! HTTPURLResponse).statusCode, (try? JSONValue.parse(data)) ?? .null)
 }

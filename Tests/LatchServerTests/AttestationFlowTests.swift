@@ -183,6 +183,33 @@ struct AttestationFlowTests {
         }
     }
 
+    @Test("Play Integrity in deviceId mode (Sudo's SDK): the request hash is the device id; the token itself is spent")
+    func playIntegrityDeviceIdMode() async throws {
+        try await Self.withDeployment { client, _, play in
+            let mode = try await client.admin(
+                .patch, "/admin/v1/clients/default",
+                AdminClientPatch(android: AdminAndroidEvidence(packageNames: [Self.packageName], requestHashMode: "deviceId")))
+            #expect(mode.json["android"]?["requestHashMode"] == .string("deviceId"))
+            // The Play Integrity keys were kept (omitted from the patch).
+            #expect(mode.json["android"]?["playIntegrity"]?["hasDecryptionKey"] == .bool(true))
+            let deviceKey = P256.Signing.PrivateKey()
+            let token = try TestAttestationAuthority.playIntegrityToken(
+                packageName: Self.packageName, requestHash: "android-id-1234", certificateDigest: Self.signingCertificate,
+                timestamp: client.deployment.clock.now, decryptionKey: play.decryption, signingKey: play.signing)
+            func register(deviceId: String) async throws -> Reply {
+                try await client.postJSON(
+                    "/v1/registrations",
+                    RegistrationRequest(
+                        challengeType: .playIntegrity, answer: token, registrationId: UUID().uuidString,
+                        publicKey: RegistrationPublicKey(keyId: "p", algorithm: "ES256", publicKey: PublicKey(p256: deviceKey.publicKey).pemRepresentation),
+                        deviceId: deviceId, packageName: Self.packageName))
+            }
+            #expect(try await register(deviceId: "another-id").code == "attestation_challenge_mismatch")
+            #expect(try await register(deviceId: "android-id-1234").status == .created)
+            #expect(try await register(deviceId: "android-id-1234").code == "invalid_proof")
+        }
+    }
+
     @Test("With test keys off the test root is not trusted: test evidence is refused as untrusted")
     func testRootNeedsTestKeys() async throws {
         try await Self.withDeployment({ $0.registration.testKeysEnabled = false }) { client, authority, _ in
