@@ -67,6 +67,22 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// An unexpected failure; nothing was written.
     public static let serverError = ErrorCode("server_error")
 
+    // MARK: WebAuthn (FIDO2)
+    /// The client data is not what the ceremony expects: type, challenge, origin, or it is not JSON.
+    public static let webauthnClientDataInvalid = ErrorCode("webauthn_client_data_invalid")
+    /// The authenticator data is for another relying party (rpIdHash).
+    public static let webauthnRelyingPartyMismatch = ErrorCode("webauthn_rp_mismatch")
+    /// The user was not present (UP flag), or not verified (UV flag) where the policy requires it.
+    public static let webauthnUserNotVerified = ErrorCode("webauthn_user_not_verified")
+    /// The credential's algorithm is not one the relying party accepts.
+    public static let webauthnUnsupportedAlgorithm = ErrorCode("webauthn_unsupported_algorithm")
+    /// The attestation statement does not verify (format, signature, certificate requirements or trust).
+    public static let webauthnAttestationInvalid = ErrorCode("webauthn_attestation_invalid")
+    /// The assertion's signature does not verify with the credential's public key.
+    public static let webauthnSignatureInvalid = ErrorCode("webauthn_signature_invalid")
+    /// The signature counter went back or stood still: a cloned authenticator is possible.
+    public static let webauthnCounterRegressed = ErrorCode("webauthn_counter_regressed")
+
     // MARK: Device attestation
 
     /// The evidence is not well-formed: CBOR, ASN.1, JWE/JWS or base64 that cannot be read, or a field of the wrong
