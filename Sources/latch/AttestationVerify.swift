@@ -59,8 +59,9 @@ struct AttestationCommand: AsyncParsableCommand {
         return Array(data)
     }
 
-    static func anchors(_ files: [String], builtIn: String) throws -> TrustAnchors {
-        guard !files.isEmpty else { return try TrustAnchors(pem: builtIn) }
+    /// The roots of `files` (PEM), or the built-in ones (or none) when no file is given.
+    static func anchors(_ files: [String], builtIn: String?) throws -> TrustAnchors {
+        guard !files.isEmpty else { return try builtIn.map { try TrustAnchors(pem: $0) } ?? TrustAnchors([]) }
         var roots: [Certificate] = []
         for file in files {
             do {

@@ -12,7 +12,7 @@ struct Latch: AsyncParsableCommand {
             2 usage or configuration (a bad flag, value, or file); 3 the server or database cannot be reached;
             4 not registered; 5 not signed in; 6 not authorized; 7 needs a more recent sign-in; 8 already registered.
             """,
-        subcommands: [Serve.self, Admin.self, Device.self, Keys.self, Bench.self, AttestationCommand.self])
+        subcommands: [Serve.self, Admin.self, Device.self, Keys.self, Bench.self, AttestationCommand.self, WebAuthnCommand.self])
 
     /// ArgumentParser's `main`, with usage errors exiting 2 (not sysexits' 64) and a bad configuration value
     /// reported as itself — key, source, problem — instead of with the usage text.

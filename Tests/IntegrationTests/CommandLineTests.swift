@@ -147,3 +147,51 @@ struct AttestationVerifyCommandTests {
         #expect(try JSONValue.parse(Data(answer.utf8))["error"] == .string("attestation_policy_failed"))
     }
 }
+
+/// `latch webauthn verify` with credentials made by python-fido2: exit 0 verified, 1 refused, 2 bad usage.
+@Suite("latch webauthn verify")
+struct WebAuthnVerifyCommandTests {
+    static let folder = packageRoot.appendingPathComponent("Tests/Vectors/webauthn/fido2")
+
+    func latch(_ arguments: [String]) async throws -> (Int32, String) {
+        try await run(try latchExecutable().path, arguments, timeout: 60)
+    }
+
+    /// Writes a vector's registration and authentication responses to files; returns their paths and the vector.
+    func responses(_ name: String, in directory: TemporaryDirectory) throws -> (registration: String, authentication: String, vector: JSONValue) {
+        let vector = try JSONValue.parse(Data(contentsOf: Self.folder.appendingPathComponent(name)))
+        let registration = directory.path + "/registration.json"
+        let authentication = directory.path + "/authentication.json"
+        try Data(vector["registration"]!.serialized()).write(to: URL(fileURLWithPath: registration))
+        try Data(vector["authentication"]!.serialized()).write(to: URL(fileURLWithPath: authentication))
+        return (registration, authentication, vector)
+    }
+
+    @Test("A packed x5c registration verifies with its trust anchor; the assertion with the key it printed; a wrong origin is refused")
+    func registrationThenAuthentication() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let (registration, authentication, vector) = try responses("es256-packed-x5c.json", in: directory)
+        let anchor = directory.path + "/anchor.pem"
+        try vector["trustAnchorPEM"]!.stringValue!.write(toFile: anchor, atomically: true, encoding: .utf8)
+        let common = ["--rp-id", "latch.test", "--origin", "https://latch.test", "--require-user-verification", "--json"]
+        let (status, output) = try await latch(
+            ["webauthn", "verify", "registration"] + common
+                + ["--challenge", vector["registrationChallenge"]!.stringValue!, "--trust-anchor", anchor, registration])
+        #expect(status == 0, "\(output)")
+        let answer = try JSONValue.parse(Data(output.utf8))
+        #expect(answer["format"] == .string("packed") && answer["aaguid"] == vector["expected"]?["aaguid"])
+        let key = try #require(answer["credentialPublicKey"]?.stringValue)
+        let (signedIn, assertion) = try await latch(
+            ["webauthn", "verify", "authentication"] + common
+                + ["--challenge", vector["authenticationChallenge"]!.stringValue!, "--credential-public-key", key, authentication])
+        #expect(signedIn == 0, "\(assertion)")
+        #expect(try JSONValue.parse(Data(assertion.utf8))["signCount"] == .int(1))
+        let (refused, why) = try await latch(
+            ["webauthn", "verify", "registration", "--rp-id", "latch.test", "--origin", "https://other.test", "--json", "--challenge",
+             vector["registrationChallenge"]!.stringValue!, registration])
+        #expect(refused == 1)
+        #expect(try JSONValue.parse(Data(why.utf8))["error"] == .string("webauthn_client_data_invalid"))
+        #expect(try await latch(["webauthn", "verify", "registration", "--rp-id", "latch.test", "--challenge", "x", registration]).0 == 2)
+    }
+}
