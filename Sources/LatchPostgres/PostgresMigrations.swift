@@ -106,6 +106,27 @@ enum PostgresMigrations {
                 "CREATE INDEX device_keys_key_id ON device_keys (key_id)",
             ]
         ),
+        (
+            "0007_authenticators",
+            [
+                """
+                CREATE TABLE authenticators (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    credential_id BYTEA NOT NULL UNIQUE,
+                    public_key BYTEA NOT NULL,
+                    sign_count BIGINT NOT NULL,
+                    aaguid BYTEA NOT NULL,
+                    format TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    backup_eligible BOOLEAN NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    last_used_at BIGINT
+                )
+                """,
+                "CREATE INDEX authenticators_user ON authenticators (user_id, created_at)",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

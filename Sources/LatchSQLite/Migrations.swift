@@ -195,6 +195,25 @@ enum Migrations {
                 ALTER TABLE device_keys ADD COLUMN receipt BLOB;
                 CREATE INDEX device_keys_key_id ON device_keys (key_id);
                 """),
+        Migration(
+            name: "0007_authenticators",
+            sql: """
+                -- FIDO authenticators (WebAuthn credentials); a credential id belongs to one user.
+                CREATE TABLE authenticators (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    credential_id BLOB NOT NULL UNIQUE,
+                    public_key BLOB NOT NULL,
+                    sign_count INTEGER NOT NULL,
+                    aaguid BLOB NOT NULL,
+                    format TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    backup_eligible INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    last_used_at INTEGER
+                ) STRICT;
+                CREATE INDEX authenticators_user ON authenticators (user_id, created_at);
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

@@ -20,6 +20,7 @@ public final class InMemoryStore: LatchStore {
         var testKeys: [String: TestRegistrationKey] = [:]
         var clients: [String: Client] = [:]
         var signingCertificates: [SigningCertificateID: SigningCertificate] = [:]
+        var authenticators: [String: Authenticator] = [:]
         var signingKeys: [String: SigningKeyRecord] = [:]
         var adminTokens: [String: AdminTokenRecord] = [:]
         var revokedAdminTokens: [Data: Int64] = [:]
@@ -151,6 +152,43 @@ public final class InMemoryStore: LatchStore {
             }
         }
 
+        func insertAuthenticator(_ authenticator: Authenticator, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                guard state.users[authenticator.userID] != nil, state.authenticators[authenticator.id] == nil,
+                    !state.authenticators.values.contains(where: { $0.credentialID == authenticator.credentialID })
+                else { return refusal }
+                state.authenticators[authenticator.id] = authenticator
+                return nil
+            }
+        }
+
+        func recordAuthenticatorUse(id: String, signCount: UInt32, at: Int64, ifNotGreater refusal: any Error & Sendable) {
+            apply { state in
+                guard let stored = state.authenticators[id], stored.signCount < signCount || (stored.signCount == 0 && signCount == 0) else {
+                    return refusal
+                }
+                state.authenticators[id]?.signCount = signCount
+                state.authenticators[id]?.lastUsedAt = at
+                return nil
+            }
+        }
+
+        func renameAuthenticator(id: String, userID: String, name: String, ifMissing refusal: any Error & Sendable) {
+            apply { state in
+                guard state.authenticators[id]?.userID == userID else { return refusal }
+                state.authenticators[id]?.name = name
+                return nil
+            }
+        }
+
+        func deleteAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable) {
+            apply { state in
+                guard state.authenticators[id]?.userID == userID else { return refusal }
+                state.authenticators[id] = nil
+                return nil
+            }
+        }
+
         func advanceSignCount(userID: String, keyID: String, to signCount: UInt32, ifNotGreater refusal: any Error & Sendable) {
             apply { state in
                 let id = DeviceKeyID(userID: userID, keyID: keyID)
@@ -175,6 +213,7 @@ public final class InMemoryStore: LatchStore {
             apply { state in
                 guard state.users.removeValue(forKey: id) != nil else { return refusal }
                 state.deviceKeys = state.deviceKeys.filter { $0.key.userID != id }
+                state.authenticators = state.authenticators.filter { $0.value.userID != id }
                 state.registrations = state.registrations.filter { $0.value.userID != id }
                 for (sessionID, session) in state.sessions where session.userID == id {
                     state.sessions[sessionID] = nil
@@ -398,6 +437,19 @@ public final class InMemoryStore: LatchStore {
                 let key = state.deviceKeys[DeviceKeyID(userID: user.id, keyID: keyID)]
             else { return nil }
             return (user, key)
+        }
+    }
+
+    public func authenticators(userID: String) async throws -> [Authenticator] {
+        state.withLock { state in state.authenticators.values.filter { $0.userID == userID }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) } }
+    }
+
+    public func authenticator(credentialID: Data) async throws -> (User, Authenticator)? {
+        state.withLock { state in
+            guard let found = state.authenticators.values.first(where: { $0.credentialID == credentialID }), let user = state.users[found.userID] else {
+                return nil
+            }
+            return (user, found)
         }
     }
 

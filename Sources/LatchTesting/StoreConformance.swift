@@ -438,6 +438,47 @@ public enum StoreConformance {
             try await replica.write { $0.advanceSignCount(userID: alice.id, keyID: "kid=", to: 6, ifNotGreater: Refusal.used) }
             #expect(try await store.deviceKey(userID: alice.id, keyID: "kid=")?.attestation?.signCount == 6)
         },
+        Check(name: "authenticators: credential ids unique across users; renamed and deleted by their user only; counters compare-and-set once across two replicas; gone with their user") { store, replica in
+            try await register(store, user("alice"))
+            try await register(store, user("bob"))
+            @Sendable func authenticator(_ id: String, user: String, credential: UInt8) -> Authenticator {
+                Authenticator(
+                    id: id, userID: "u-\(user)", credentialID: Data(repeating: credential, count: 32), publicKeyCOSE: Data([0xA0]), signCount: 0,
+                    aaguid: Data(count: 16), format: "none", name: "key \(id)", backupEligible: true, createdAt: 10)
+            }
+            try await store.write { $0.insertAuthenticator(authenticator("a1", user: "alice", credential: 1), ifTaken: Refusal.taken) }
+            await #expect(throws: Refusal.taken) {
+                try await replica.write { $0.insertAuthenticator(authenticator("b1", user: "bob", credential: 1), ifTaken: Refusal.taken) }
+            }
+            await #expect(throws: Refusal.taken) {
+                try await store.write { $0.insertAuthenticator(authenticator("x1", user: "nobody", credential: 9), ifTaken: Refusal.taken) }
+            }
+            try await replica.write { $0.insertAuthenticator(authenticator("a2", user: "alice", credential: 2), ifTaken: Refusal.taken) }
+            #expect(try await store.authenticators(userID: "u-alice").map(\.id) == ["a1", "a2"])
+            let (owner, found) = try #require(try await replica.authenticator(credentialID: Data(repeating: 2, count: 32)))
+            #expect(owner.id == "u-alice" && found.id == "a2" && found.backupEligible && found.lastUsedAt == nil)
+            #expect(try await store.authenticator(credentialID: Data(repeating: 7, count: 32)) == nil)
+            await #expect(throws: Refusal.missing) {
+                try await store.write { $0.renameAuthenticator(id: "a1", userID: "u-bob", name: "stolen", ifMissing: Refusal.missing) }
+            }
+            try await store.write { $0.renameAuthenticator(id: "a1", userID: "u-alice", name: "phone", ifMissing: Refusal.missing) }
+            // 20 concurrent uses with counter 3 on two replicas: one wins; counter 0 stays usable when both are 0.
+            let wins = await (0..<20).asyncConcurrentCount { index in
+                (try? await pick(index, store, replica).write { $0.recordAuthenticatorUse(id: "a1", signCount: 3, at: 20, ifNotGreater: Refusal.used) })
+                    != nil
+            }
+            #expect(wins == 1)
+            try await store.write { $0.recordAuthenticatorUse(id: "a2", signCount: 0, at: 21, ifNotGreater: Refusal.used) }
+            let used = try await replica.authenticators(userID: "u-alice")
+            #expect(used.map(\.signCount) == [3, 0] && used.map(\.name) == ["phone", "key a2"] && used[1].lastUsedAt == 21)
+            await #expect(throws: Refusal.missing) {
+                try await store.write { $0.deleteAuthenticator(id: "a2", userID: "u-bob", ifMissing: Refusal.missing) }
+            }
+            try await store.write { $0.deleteAuthenticator(id: "a2", userID: "u-alice", ifMissing: Refusal.missing) }
+            #expect(try await store.deleteUser(id: "u-alice"))
+            #expect(try await replica.authenticators(userID: "u-alice").isEmpty)
+            #expect(try await store.authenticator(credentialID: Data(repeating: 1, count: 32)) == nil)
+        },
         Check(name: "client evidence and signing certificates: stored, replaced, owned; deleting an owner or the client removes them") { store, replica in
             #expect(try await store.addClient(Client(id: "app", name: "App", createdAt: 1)))
             #expect(try await store.clients().first?.evidence == ClientEvidence())

@@ -1,0 +1,59 @@
+import Foundation
+
+/// A FIDO authenticator (WebAuthn credential) registered to a user.
+public struct Authenticator: Sendable, Hashable {
+    /// Latch's id for it (the path segment of `/v1/me/authenticators/{id}`).
+    public var id: String
+    public var userID: String
+    /// The credential id the authenticator chose; unique across users.
+    public var credentialID: Data
+    /// The COSE_Key bytes as the authenticator sent them.
+    public var publicKeyCOSE: Data
+    public var signCount: UInt32
+    public var aaguid: Data
+    /// The attestation format it registered with.
+    public var format: String
+    /// A name the user gives it.
+    public var name: String
+    public var backupEligible: Bool
+    public var createdAt: Int64
+    public var lastUsedAt: Int64?
+
+    public init(
+        id: String, userID: String, credentialID: Data, publicKeyCOSE: Data, signCount: UInt32, aaguid: Data, format: String, name: String,
+        backupEligible: Bool, createdAt: Int64, lastUsedAt: Int64? = nil
+    ) {
+        self.id = id
+        self.userID = userID
+        self.credentialID = credentialID
+        self.publicKeyCOSE = publicKeyCOSE
+        self.signCount = signCount
+        self.aaguid = aaguid
+        self.format = format
+        self.name = name
+        self.backupEligible = backupEligible
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// Reading authenticators.
+public protocol AuthenticatorStore: Sendable {
+    /// A user's authenticators, oldest first.
+    func authenticators(userID: String) async throws -> [Authenticator]
+    /// The authenticator with this credential id and its user; nil when there is none.
+    func authenticator(credentialID: Data) async throws -> (User, Authenticator)?
+}
+
+/// Writing authenticators inside a unit of work.
+public protocol AuthenticatorWrites {
+    /// Adds an authenticator; refuses when its id or credential id exists (or the user is gone).
+    func insertAuthenticator(_ authenticator: Authenticator, ifTaken refusal: any Error & Sendable)
+    /// Moves an authenticator's counter to `signCount` and records its use, in one compare-and-set: refuses when
+    /// the stored counter is not smaller — unless both are 0 (an authenticator that keeps no counter).
+    func recordAuthenticatorUse(id: String, signCount: UInt32, at: Int64, ifNotGreater refusal: any Error & Sendable)
+    /// Renames one of a user's authenticators; refuses when the user has none with this id.
+    func renameAuthenticator(id: String, userID: String, name: String, ifMissing refusal: any Error & Sendable)
+    /// Deletes one of a user's authenticators; refuses when the user has none with this id.
+    func deleteAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable)
+}
