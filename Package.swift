@@ -228,7 +228,7 @@ let package = Package(
         .testTarget(
             name: "LatchServerTests",
             dependencies: [
-                "LatchServer", "LatchApp", "LatchTesting", "LatchSQLite", "LatchAttestation",
+                "LatchServer", "LatchApp", "LatchTesting", "LatchSQLite", "LatchAttestation", "LatchCBOR",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

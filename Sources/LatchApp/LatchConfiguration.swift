@@ -52,6 +52,9 @@ import Synchronization
 /// | `attestation.playIntegrityDeviceVerdict` | `device` | least Play Integrity device verdict: `basic`, `device` or `strong` |
 /// | `attestation.playIntegrityRequireRecognized` | `true` | Play Integrity requires `PLAY_RECOGNIZED` |
 /// | `attestation.playIntegrityRequireLicensed` | `false` | Play Integrity requires `LICENSED` |
+/// | `fido.rpId` | the issuer's host | WebAuthn relying party id |
+/// | `fido.origins` | the issuer's origin | accepted WebAuthn origins, comma-separated (web origins and `android:apk-key-hash:…`) |
+/// | `fido.requireUserVerification` | `false` | require the UV flag (user verification `required`) |
 /// | `sensitive.maxAgeSeconds` | `300` | how recent a sign-in sensitive operations need, s |
 /// | `admin.token` | generated, printed once | the bootstrap admin token (stored hashed) |
 /// | `clients.default` | `default` | client id used when a request names none |
@@ -86,6 +89,9 @@ public struct LatchConfiguration: Sendable {
     public var assertions = AssertionSettings()
     public var registration = RegistrationSettings()
     public var sensitiveMaxAge: Int64 = 300
+    public var fidoRPID: String?
+    public var fidoOrigins: [String] = []
+    public var fidoRequireUserVerification = false
     /// Seconds a registration challenge stays valid.
     public var attestationChallengeLifetime: Int64 = 300
     /// PEM files overriding the built-in attestation roots, and the test root (trusted only with test keys on).
@@ -130,6 +136,15 @@ public struct LatchConfiguration: Sendable {
 
     /// The effective issuer URL.
     public var issuerURL: String { issuer ?? "http://\(host):\(port)" }
+
+    /// The WebAuthn relying party: the issuer's host and origin unless configured.
+    public var fidoSettings: FidoSettings {
+        var settings = FidoSettings.defaults(issuer: issuerURL)
+        if let fidoRPID { settings.rpID = fidoRPID }
+        if !fidoOrigins.isEmpty { settings.origins = Set(fidoOrigins) }
+        settings.requireUserVerification = fidoRequireUserVerification
+        return settings
+    }
 
     /// The engines' token settings.
     public var tokenSettings: TokenSettings {
@@ -191,6 +206,10 @@ public struct LatchConfiguration: Sendable {
         assertions.nonceLifetime = try ranged("signIn.nonceLifetime", assertions.nonceLifetime)
         registration.testKeysEnabled = reader.bool(forKey: "registration.testKeys", default: true)
         sensitiveMaxAge = try ranged("sensitive.maxAgeSeconds", sensitiveMaxAge)
+        fidoRPID = reader.string(forKey: "fido.rpId").flatMap { $0.isEmpty ? nil : $0 }
+        fidoOrigins = (reader.string(forKey: "fido.origins") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        fidoRequireUserVerification = reader.bool(forKey: "fido.requireUserVerification", default: false)
         attestationChallengeLifetime = try ranged("attestation.challengeLifetime", attestationChallengeLifetime)
         appAttestRootsFile = reader.string(forKey: "attestation.appAttestRoots").flatMap { $0.isEmpty ? nil : $0 }
         androidKeyRootsFile = reader.string(forKey: "attestation.androidKeyRoots").flatMap { $0.isEmpty ? nil : $0 }
@@ -284,7 +303,7 @@ public struct LatchConfiguration: Sendable {
         "attestation.deviceCheckURL", "attestation.deviceCheckDevelopmentURL", "attestation.deviceCheckTimeout",
         "attestation.androidMinSecurityLevel", "attestation.androidRequireVerifiedBoot", "attestation.androidStatusList",
         "attestation.playIntegrityFreshness", "attestation.playIntegrityDeviceVerdict", "attestation.playIntegrityRequireRecognized",
-        "attestation.playIntegrityRequireLicensed",
+        "attestation.playIntegrityRequireLicensed", "fido.rpId", "fido.origins", "fido.requireUserVerification",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —

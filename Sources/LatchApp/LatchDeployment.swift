@@ -48,8 +48,17 @@ public struct LatchDeployment: Sendable {
             key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "registration challenge mac v1"), lifetime: attestation.challengeLifetime,
             clock: clock, random: random)
 
+        let fido = FidoService(
+            store: store, settings: configuration.fidoSettings,
+            ceremonies: FidoCeremonies(
+                key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "fido ceremony mac v1"), lifetime: configuration.fidoSettings.ceremonyLifetime),
+            clock: clock, random: random, logger: logger)
+
         // The token endpoint's grants, and the JWT-bearer grant's sign-in methods (the catch-all last).
         let grants: [any TokenGrant] = [
+            WebAuthnGrant(
+                store: store, fido: fido, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock, random: random,
+                logger: logger),
             AppAttestGrant(
                 store: store, apps: evidenceApps, nonces: nonceCodec, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener,
                 clock: clock),
@@ -100,6 +109,7 @@ public struct LatchDeployment: Sendable {
                 random: random, sealer: sealer, evidenceApps: evidenceApps, logger: logger),
             adminAuthenticator: adminAuthenticator, readiness: store)
         services.clock = clock
+        services.fido = fido
         return LatchDeployment(configuration: configuration, store: store, services: services, clock: clock, generatedAdminToken: generated)
     }
 }

@@ -47,6 +47,8 @@ public struct LatchServices: Sendable {
     public var adminAuthenticator: AdminAuthenticator
     /// Read by the readiness probe, to prove the database answers.
     public var readiness: any ClientStore
+    /// FIDO authenticators (WebAuthn); nil where a deployment serves none.
+    public var fido: FidoService?
     /// The time rate limits count in (the deployment's clock).
     public var clock: LatchClock = .system
 

@@ -26,7 +26,14 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
 
     let bearer = BearerAuthenticator(accessTokens: services.accessTokens)
     oauth.userInfoEndpoints(router.group("oauth2").add(middleware: bearer).group(context: SignedInContext.self))
-    MeController(sessions: services.sessions).add(to: router.group("v1/me").add(middleware: bearer).group(context: SignedInContext.self))
+    let me = router.group("v1/me").add(middleware: bearer).group(context: SignedInContext.self)
+    MeController(sessions: services.sessions).add(to: me)
+    if let fido = services.fido {
+        let controller = FidoController(fido: fido, sessions: services.sessions)
+        router.group("v1/fido").add(middleware: limited).addRoutes(controller.publicEndpoints)
+        controller.addRegistration(to: router.group("v1/fido").add(middleware: bearer).group(context: SignedInContext.self))
+        controller.addAuthenticators(to: me)
+    }
     AdminController(admin: services.admin, issuer: services.settings.issuer).add(
         to: router.group("admin/v1")
             .add(

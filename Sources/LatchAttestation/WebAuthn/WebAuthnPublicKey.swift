@@ -56,6 +56,17 @@ public enum WebAuthnPublicKey: Sendable {
         }
     }
 
+    /// Reads a COSE_Key from its CBOR bytes (as stored at registration).
+    public init(coseBytes: [UInt8]) throws(AttestationFailure) {
+        let value: CBORValue
+        do {
+            value = try CBORDecoder.decode(coseBytes)
+        } catch {
+            throw AttestationFailure(.attestationMalformed, step: "credential public key", "the COSE key is not CBOR: \(error)")
+        }
+        try self.init(cose: value)
+    }
+
     /// Whether `signature` (DER ECDSA for ES256, raw for EdDSA, PKCS#1 v1.5 for RS256) signs `data`.
     public func isValidSignature(_ signature: [UInt8], for data: [UInt8]) -> Bool {
         switch self {

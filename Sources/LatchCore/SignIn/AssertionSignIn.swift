@@ -13,11 +13,14 @@ public struct VerifiedSignIn: Sendable {
     /// An attested device key whose signature counter moves to `signCount` in the same transaction (compare-and-set:
     /// a counter that is not greater than the stored one refuses the sign-in).
     public var advancesSignCount: (keyID: String, signCount: UInt32)?
+    /// A FIDO authenticator whose counter moves to `signCount` in the same transaction (compare-and-set).
+    public var usesAuthenticator: (id: String, signCount: UInt32)?
 
     public init(
         user: User, amr: [String], consumes: SingleUse, updatedClaims: [String: JSONValue]? = nil,
-        advancesSignCount: (keyID: String, signCount: UInt32)? = nil
+        advancesSignCount: (keyID: String, signCount: UInt32)? = nil, usesAuthenticator: (id: String, signCount: UInt32)? = nil
     ) {
+        self.usesAuthenticator = usesAuthenticator
         self.user = user
         self.amr = amr
         self.consumes = consumes

@@ -56,11 +56,16 @@ public struct SessionOpener: Sendable {
             now: now)
     }
 
-    static func start(_ session: Session, _ signIn: VerifiedSignIn, on transaction: some SingleUseWrites & UserWrites & SessionWrites) {
+    static func start(
+        _ session: Session, _ signIn: VerifiedSignIn, on transaction: some SingleUseWrites & UserWrites & SessionWrites & AuthenticatorWrites
+    ) {
         transaction.consume(signIn.consumes, ifUnavailable: Refusal.replayed)
         transaction.requireUser(id: session.userID, ifMissing: Refusal.userGone)
         if let advance = signIn.advancesSignCount {
             transaction.advanceSignCount(userID: session.userID, keyID: advance.keyID, to: advance.signCount, ifNotGreater: Refusal.counter)
+        }
+        if let use = signIn.usesAuthenticator {
+            transaction.recordAuthenticatorUse(id: use.id, signCount: use.signCount, at: session.authTime, ifNotGreater: Refusal.counter)
         }
         if let claims = signIn.updatedClaims { transaction.updateClaims(userID: session.userID, claims: claims) }
         transaction.insertSession(session)

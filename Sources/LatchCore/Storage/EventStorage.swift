@@ -10,6 +10,12 @@ public struct SecurityEvent: Sendable, Hashable {
         public static let userRegistered = Kind(rawValue: "user.registered")
         /// A user de-registered themselves, or an admin deleted them.
         public static let userDeleted = Kind(rawValue: "user.deleted")
+        /// A user registered a FIDO authenticator.
+        public static let authenticatorRegistered = Kind(rawValue: "authenticator.registered")
+        /// A user deleted a FIDO authenticator.
+        public static let authenticatorDeleted = Kind(rawValue: "authenticator.deleted")
+        /// An assertion's signature counter did not grow: the authenticator may be cloned.
+        public static let authenticatorCounterRegressed = Kind(rawValue: "authenticator.counter_regressed")
         /// Every session of a user was revoked (global sign-out, or an admin).
         public static let sessionsRevoked = Kind(rawValue: "user.sessions_revoked")
     }

@@ -1,0 +1,61 @@
+import Crypto
+import Foundation
+import LatchJOSE
+import LatchModel
+
+/// FIDO ceremony ids: `lfc_<challenge>.<expiry>.<kind>.<user id>.<MAC>`, stateless like registration challenges —
+/// the MAC (HMAC-SHA256 under a key derived from the key-encryption key) binds the challenge, the expiry, the kind
+/// (`reg` or `auth`) and the user (empty for a discoverable sign-in). The challenge is the 32 random bytes the id
+/// carries; the ceremony is consumed as a single-use value in the unit of work that completes it.
+public struct FidoCeremonies: Sendable {
+    public enum Kind: String, Sendable {
+        case registration = "reg"
+        case authentication = "auth"
+    }
+
+    /// A ceremony id that checked out.
+    public struct Ceremony: Sendable {
+        public var challenge: [UInt8]
+        public var userID: String?
+        public var consumes: SingleUse
+    }
+
+    static let prefix = "lfc_"
+    static let consumedIssuer = "latch:fido-ceremony"
+
+    private let key: SymmetricKey
+    let lifetime: Int64
+
+    public init(key: SymmetricKey, lifetime: Int64) {
+        self.key = key
+        self.lifetime = lifetime
+    }
+
+    /// A new ceremony id and its challenge.
+    public func begin(_ kind: Kind, userID: String?, random: RandomSource, now: Int64) -> (id: String, challenge: [UInt8]) {
+        let challenge = random.bytes(32)
+        let encoded = Base64URL.encode(Data(challenge))
+        let expiresAt = now.adding(seconds: lifetime)
+        let user = userID ?? ""
+        return (Self.prefix + [encoded, String(expiresAt), kind.rawValue, user, Base64URL.encode(Data(mac(encoded, expiresAt, kind, user)))]
+            .joined(separator: "."), challenge)
+    }
+
+    /// The ceremony `id` names, when Latch issued it for `kind` and it is still valid at `now`.
+    public func check(_ id: String, _ kind: Kind, now: Int64) throws(LatchError) -> Ceremony {
+        guard id.utf8.count <= 512, id.hasPrefix(Self.prefix) else { throw LatchError.invalidGrant("the ceremony id is not one Latch issued") }
+        let parts = id.dropFirst(Self.prefix.count).split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 5, let challenge = Base64URL.decode(parts[0]), challenge.count == 32, let expiresAt = Int64(parts[1]),
+            String(expiresAt) == parts[1], parts[2] == kind.rawValue, let presented = Base64URL.decode(parts[4]),
+            Secrets.constantTimeEquals(presented, Data(mac(String(parts[0]), expiresAt, kind, String(parts[3]))))
+        else { throw LatchError.invalidGrant("the ceremony id is not one Latch issued for this ceremony") }
+        guard now < expiresAt else { throw LatchError.invalidGrant("the ceremony has expired; start again") }
+        return Ceremony(
+            challenge: Array(challenge), userID: parts[3].isEmpty ? nil : String(parts[3]),
+            consumes: .jti(id, issuer: Self.consumedIssuer, until: expiresAt))
+    }
+
+    private func mac(_ challenge: String, _ expiresAt: Int64, _ kind: Kind, _ user: String) -> HMAC<SHA256>.MAC {
+        HMAC<SHA256>.authenticationCode(for: Array("lfc1|\(challenge)|\(expiresAt)|\(kind.rawValue)|\(user)".utf8), using: key)
+    }
+}

@@ -1,0 +1,200 @@
+import Crypto
+import Foundation
+import LatchAttestation
+import LatchJOSE
+import LatchModel
+import Logging
+
+/// What a deployment's FIDO relying party is.
+public struct FidoSettings: Sendable {
+    /// The relying party id: by default the issuer's host.
+    public var rpID: String
+    /// The relying party's display name.
+    public var rpName: String
+    /// Accepted origins: by default the issuer's origin.
+    public var origins: Set<String>
+    /// Whether user verification is required (`required`), else `preferred`.
+    public var requireUserVerification = false
+    /// Seconds a ceremony stays valid.
+    public var ceremonyLifetime: Int64 = 300
+    /// The most authenticators one user may register.
+    public var maximumAuthenticatorsPerUser = 10
+
+    public init(rpID: String, rpName: String, origins: Set<String>) {
+        self.rpID = rpID
+        self.rpName = rpName
+        self.origins = origins
+    }
+
+    /// The relying party id and origin of an issuer URL (`https://id.example.com` → `id.example.com`).
+    public static func defaults(issuer: String) -> FidoSettings {
+        let url = URLComponents(string: issuer)
+        let host = url?.host ?? "localhost"
+        var origin = (url?.scheme ?? "https") + "://" + host
+        if let port = url?.port { origin += ":\(port)" }
+        return FidoSettings(rpID: host, rpName: host, origins: [origin])
+    }
+}
+
+/// FIDO authenticators on accounts: WebAuthn registration by a signed-in user, the sign-in ceremony's options, and
+/// the user's list. Responses are WebAuthn Level 3 JSON (`PublicKeyCredentialCreationOptionsJSON`,
+/// `RegistrationResponseJSON`, …); the verification is ``WebAuthnRelyingParty``'s.
+public struct FidoService: Sendable {
+    public typealias Store = UnitOfWork & AuthenticatorStore & UserStore
+
+    let store: any Store
+    let settings: FidoSettings
+    let ceremonies: FidoCeremonies
+    let clock: LatchClock
+    let random: RandomSource
+    let logger: Logger
+
+    public init(store: any Store, settings: FidoSettings, ceremonies: FidoCeremonies, clock: LatchClock, random: RandomSource,
+                logger: Logger = Logger(label: "latch.fido")) {
+        self.store = store
+        self.settings = settings
+        self.ceremonies = ceremonies
+        self.clock = clock
+        self.random = random
+        self.logger = logger
+    }
+
+    var relyingParty: WebAuthnRelyingParty {
+        var party = WebAuthnRelyingParty(rpID: settings.rpID, origins: settings.origins)
+        party.requireUserVerification = settings.requireUserVerification
+        return party
+    }
+
+    var userVerification: String { settings.requireUserVerification ? "required" : "preferred" }
+
+    enum Refusal: Error { case taken, missing, counter }
+
+    // MARK: Registration
+
+    /// `POST /v1/fido/registration/options` for the signed-in `user`.
+    public func registrationOptions(for user: User) async throws -> JSONValue {
+        let existing = try await store.authenticators(userID: user.id)
+        guard existing.count < settings.maximumAuthenticatorsPerUser else {
+            throw LatchError(.conflict, "this account has \(existing.count) authenticators, the most allowed; delete one first")
+        }
+        let (id, challenge) = ceremonies.begin(.registration, userID: user.id, random: random, now: clock.seconds())
+        let options: JSONValue = .object([
+            "challenge": .string(Base64URL.encode(Data(challenge))),
+            "rp": .object(["id": .string(settings.rpID), "name": .string(settings.rpName)]),
+            "user": .object([
+                "id": .string(Base64URL.encode(Data(user.id.utf8))), "name": .string(user.username), "displayName": .string(user.username),
+            ]),
+            "pubKeyCredParams": .array(WebAuthnPublicKey.Algorithm.allCases.map { .object(["type": "public-key", "alg": .int($0.rawValue)]) }),
+            "timeout": .int(settings.ceremonyLifetime * 1000),
+            "excludeCredentials": .array(existing.map { .object(["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))]) }),
+            "authenticatorSelection": .object(["residentKey": "preferred", "userVerification": .string(userVerification)]),
+            "attestation": "none",
+        ])
+        return .object(["ceremonyId": .string(id), "publicKey": options])
+    }
+
+    /// `POST /v1/fido/registration {ceremonyId, credential, name?}` for the signed-in `user`.
+    public func register(for user: User, ceremonyID: String, credential: JSONValue, name: String?) async throws -> FidoAuthenticatorInfo {
+        let now = clock.seconds()
+        let ceremony: FidoCeremonies.Ceremony
+        do {
+            ceremony = try ceremonies.check(ceremonyID, .registration, now: now)
+        } catch {
+            throw LatchError(.invalidInput, error.message)
+        }
+        guard ceremony.userID == user.id else { throw LatchError(.invalidInput, "this ceremony was started by another user") }
+        if let name, !(1...64).contains(name.count) { throw LatchError.invalidInput("name must be 1–64 characters") }
+        guard case .object(let response)? = credential["response"], let clientData = Self.bytes(response["clientDataJSON"]),
+            let attestationObject = Self.bytes(response["attestationObject"])
+        else { throw LatchError.invalidInput("credential must be a RegistrationResponseJSON with base64url response members") }
+        var trace = AttestationTrace()
+        let verified: WebAuthnRelyingParty.VerifiedCredential
+        do {
+            verified = try relyingParty.verifyRegistration(
+                clientDataJSON: clientData, attestationObject: attestationObject, challenge: ceremony.challenge,
+                at: Date(timeIntervalSince1970: TimeInterval(now)), trace: &trace)
+        } catch {
+            throw LatchError(error.code, "\(error.step): \(error.detail)")
+        }
+        let authenticator = Authenticator(
+            id: random.uuid(), userID: user.id, credentialID: Data(verified.credentialID), publicKeyCOSE: Data(verified.publicKeyCOSE),
+            signCount: verified.signCount, aaguid: Data(verified.aaguid), format: verified.format, name: name ?? "Authenticator",
+            backupEligible: verified.backupEligible, createdAt: now)
+        let event = SecurityEvent.now(.authenticatorRegistered, actor: "user", userID: user.id, detail: verified.format, clock: clock, random: random)
+        do {
+            try await store.write { transaction in
+                transaction.consume(ceremony.consumes, ifUnavailable: Refusal.missing)
+                transaction.insertAuthenticator(authenticator, ifTaken: Refusal.taken)
+                transaction.record(event)
+            }
+        } catch Refusal.missing {
+            throw LatchError.invalidInput("this ceremony was completed before; start again")
+        } catch Refusal.taken {
+            throw LatchError(.conflict, "this credential is registered already")
+        }
+        return Self.info(authenticator)
+    }
+
+    // MARK: Sign-in options
+
+    /// `POST /v1/fido/authentication/options {username?}`: with a username, its credentials (an unknown username
+    /// gets an empty list, answered the same way); without, a discoverable-credential ceremony.
+    public func authenticationOptions(username: String?) async throws -> JSONValue {
+        var allowed: [JSONValue] = []
+        var userID: String?
+        if let username {
+            let name: String
+            do {
+                name = try Usernames.native(username)
+            } catch {
+                throw LatchError.invalidInput("username \(error)")
+            }
+            if let user = try await store.user(username: name) {
+                userID = user.id
+                allowed = try await store.authenticators(userID: user.id).map {
+                    .object(["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))])
+                }
+            }
+        }
+        let (id, challenge) = ceremonies.begin(.authentication, userID: userID, random: random, now: clock.seconds())
+        return .object([
+            "ceremonyId": .string(id),
+            "publicKey": .object([
+                "challenge": .string(Base64URL.encode(Data(challenge))), "rpId": .string(settings.rpID), "allowCredentials": .array(allowed),
+                "userVerification": .string(userVerification), "timeout": .int(settings.ceremonyLifetime * 1000),
+            ]),
+        ])
+    }
+
+    // MARK: The user's authenticators
+
+    public func list(for user: User) async throws -> FidoAuthenticatorList {
+        FidoAuthenticatorList(authenticators: try await store.authenticators(userID: user.id).map(Self.info))
+    }
+
+    public func rename(_ id: String, for user: User, to name: String) async throws {
+        guard (1...64).contains(name.count) else { throw LatchError.invalidInput("name must be 1–64 characters") }
+        guard try await store.succeeds({ $0.renameAuthenticator(id: id, userID: user.id, name: name, ifMissing: $1) }) else {
+            throw LatchError.notFound("no such authenticator")
+        }
+    }
+
+    public func delete(_ id: String, for user: User) async throws {
+        let event = SecurityEvent.now(.authenticatorDeleted, actor: "user", userID: user.id, detail: id, clock: clock, random: random)
+        guard try await store.succeeds({ transaction, refusal in
+            transaction.deleteAuthenticator(id: id, userID: user.id, ifMissing: refusal)
+            transaction.record(event)
+        }) else { throw LatchError.notFound("no such authenticator") }
+    }
+
+    static func info(_ authenticator: Authenticator) -> FidoAuthenticatorInfo {
+        FidoAuthenticatorInfo(
+            id: authenticator.id, name: authenticator.name, aaguid: Hex.encode(authenticator.aaguid), format: authenticator.format,
+            backupEligible: authenticator.backupEligible, createdAt: authenticator.createdAt, lastUsedAt: authenticator.lastUsedAt)
+    }
+
+    static func bytes(_ value: JSONValue?) -> [UInt8]? {
+        guard let text = value?.stringValue, text.utf8.count <= 96 * 1024 else { return nil }
+        return Base64URL.decode(text).map(Array.init)
+    }
+}

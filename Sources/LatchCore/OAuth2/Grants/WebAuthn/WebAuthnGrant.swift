@@ -1,0 +1,88 @@
+import Foundation
+import LatchAttestation
+import LatchJOSE
+import LatchModel
+import Logging
+
+/// Sign-in with a FIDO authenticator (`urn:latch:params:oauth:grant-type:webauthn`): `ceremony_id` from
+/// `POST /v1/fido/authentication/options` and `credential`, the AuthenticationResponseJSON as a JSON string.
+///
+/// The ceremony must be Latch's and unexpired; the credential is found by its id; a ceremony begun for a username
+/// accepts only that user's credentials, a discoverable one requires the `userHandle` to be the credential's user.
+/// The assertion is verified (W3C WebAuthn §7.2), then one unit of work consumes the ceremony, moves the counter
+/// forward (compare-and-set: a counter that did not grow is refused and recorded as a possible clone) and opens the
+/// session.
+public struct WebAuthnGrant: TokenGrant {
+    public var grantType: String { GrantType.webauthn }
+
+    let store: any UserStore & AuthenticatorStore & UnitOfWork
+    let fido: FidoService
+    let scopes: ScopePolicy
+    let sessions: SessionOpener
+    let clock: LatchClock
+    let random: RandomSource
+    let logger: Logger
+
+    public init(
+        store: any UserStore & AuthenticatorStore & UnitOfWork, fido: FidoService, scopes: ScopePolicy, sessions: SessionOpener, clock: LatchClock,
+        random: RandomSource, logger: Logger = Logger(label: "latch.fido")
+    ) {
+        self.store = store
+        self.fido = fido
+        self.scopes = scopes
+        self.sessions = sessions
+        self.clock = clock
+        self.random = random
+        self.logger = logger
+    }
+
+    public func exchange(_ request: TokenRequest) async throws -> TokenResponse {
+        // Step 1. Parameters.
+        let ceremonyID = try request.required("ceremony_id")
+        let credentialText = try request.required("credential")
+        let scope = try scopes.grant(request.parameters["scope"])
+        let now = clock.seconds()
+        let ceremony = try fido.ceremonies.check(ceremonyID, .authentication, now: now)
+        guard credentialText.utf8.count <= 64 * 1024, case .object(let credential)? = try? JSONValue.parse(Data(credentialText.utf8)),
+            let rawID = FidoService.bytes(credential["rawId"] ?? credential["id"]), case .object(let response)? = credential["response"],
+            let clientData = FidoService.bytes(response["clientDataJSON"]), let authenticatorData = FidoService.bytes(response["authenticatorData"]),
+            let signature = FidoService.bytes(response["signature"])
+        else { throw LatchError.invalidRequest("credential must be an AuthenticationResponseJSON with base64url members") }
+        // Step 2. The credential, and the user it may sign in.
+        guard let (user, authenticator) = try await store.authenticator(credentialID: Data(rawID)) else {
+            throw LatchError.invalidGrant("no authenticator is registered with this credential id")
+        }
+        let userHandle = FidoService.bytes(response["userHandle"])
+        if let expected = ceremony.userID {
+            guard expected == user.id else { throw LatchError.invalidGrant("this credential does not belong to the user the ceremony is for") }
+        } else {
+            guard userHandle == Array(user.id.utf8) else {
+                throw LatchError.invalidGrant("a discoverable sign-in needs the credential's user handle")
+            }
+        }
+        // Step 3. The assertion.
+        var trace = AttestationTrace()
+        let asserted: WebAuthnRelyingParty.VerifiedAssertion
+        do {
+            asserted = try fido.relyingParty.verifyAuthentication(
+                clientDataJSON: clientData, authenticatorData: authenticatorData, signature: signature, challenge: ceremony.challenge,
+                publicKey: try WebAuthnPublicKey(coseBytes: Array(authenticator.publicKeyCOSE)), storedSignCount: authenticator.signCount, userHandle: userHandle, trace: &trace)
+        } catch {
+            if error.code == .webauthnCounterRegressed { await flag(user: user, authenticator: authenticator) }
+            throw LatchError.invalidGrant("\(error.step): \(error.detail)", detail: error.code.rawValue)
+        }
+        // Step 4. One unit of work: ceremony consumed, counter moved, session opened.
+        let amr = [authenticator.backupEligible ? "swk" : "hwk", "user"] + (asserted.userVerified ? ["mfa"] : [])
+        let signIn = VerifiedSignIn(
+            user: user, amr: amr, consumes: ceremony.consumes, usesAuthenticator: (authenticator.id, asserted.signCount))
+        return try await sessions.open(signIn, client: request.client, scope: scope, now: now)
+    }
+
+    /// A counter that went back is recorded for the operator (a cloned authenticator is possible).
+    func flag(user: User, authenticator: Authenticator) async {
+        let event = SecurityEvent.now(
+            .authenticatorCounterRegressed, actor: "system", userID: user.id, detail: authenticator.id, clock: clock, random: random)
+        _ = try? await store.write { $0.record(event) }
+        logger.warning("authenticator counter went back", metadata: ["user": "\(user.id)", "authenticator": "\(authenticator.id)"])
+    }
+}

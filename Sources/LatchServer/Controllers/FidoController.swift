@@ -1,0 +1,55 @@
+import Hummingbird
+import LatchCore
+import LatchModel
+
+/// FIDO authenticators (WebAuthn): the signed-in user's registration ceremony and authenticator list, and the
+/// sign-in ceremony's options (the sign-in itself is the token endpoint's `webauthn` grant).
+struct FidoController {
+    let fido: FidoService
+    let sessions: SessionService
+
+    /// `POST /v1/fido/authentication/options` (unauthenticated, rate-limited).
+    var publicEndpoints: RouteCollection<LatchRequestContext> {
+        let routes = RouteCollection(context: LatchRequestContext.self)
+        routes.post("authentication/options") { request, _ -> Response in
+            let body = try await request.decodeJSON(FidoAuthenticationOptionsRequest.self, whenEmpty: FidoAuthenticationOptionsRequest())
+            return JSONResponse.make(bytes: try await fido.authenticationOptions(username: body.username).serialized())
+        }
+        return routes
+    }
+
+    /// `POST /v1/fido/registration/options`, `POST /v1/fido/registration` (signed in).
+    func addRegistration(to group: RouterGroup<SignedInContext>) {
+        group.post("registration/options") { _, context -> Response in
+            JSONResponse.make(bytes: try await fido.registrationOptions(for: context.caller.user).serialized())
+        }
+        group.post("registration") { request, context -> Response in
+            let body = try await request.jsonObject()
+            guard case .string(let ceremonyID)? = body["ceremonyId"], let credential = body["credential"], credential.objectValue != nil else {
+                throw LatchError(.invalidJSON, "ceremonyId (a string) and credential (a RegistrationResponseJSON object) are required")
+            }
+            var name: String?
+            if let given = body["name"] {
+                guard case .string(let text) = given else { throw LatchError(.invalidJSON, "name must be a string") }
+                name = text
+            }
+            let info = try await fido.register(for: context.caller.user, ceremonyID: ceremonyID, credential: credential, name: name)
+            return try JSONResponse.make(info, status: .created)
+        }
+    }
+
+    /// `GET /v1/me/authenticators`, `PATCH`/`DELETE /v1/me/authenticators/{id}` (deletion needs a recent sign-in).
+    func addAuthenticators(to group: RouterGroup<SignedInContext>) {
+        group.get("authenticators") { _, context -> Response in try JSONResponse.make(try await fido.list(for: context.caller.user)) }
+        group.patch("authenticators/:id") { request, context -> Response in
+            let body = try await request.decodeJSON(FidoAuthenticatorPatch.self)
+            try await fido.rename(try context.parameters.require("id"), for: context.caller.user, to: body.name)
+            return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+        }
+        group.delete("authenticators/:id") { _, context -> Response in
+            try sessions.requireRecentAuthentication(context.caller)
+            try await fido.delete(try context.parameters.require("id"), for: context.caller.user)
+            return Response(status: .noContent, headers: [.cacheControl: "no-store"])
+        }
+    }
+}
