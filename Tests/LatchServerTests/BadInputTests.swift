@@ -33,6 +33,18 @@ func tokenRequest(_ client: Client, _ assertion: String) async throws -> Reply {
 }
 
 let badTokenRequests: [BadInput] = [
+    BadInput(name: "webauthn grant without a credential", status: .badRequest, code: "invalid_request") {
+        try await $0.postForm("/oauth2/token", [("grant_type", GrantType.webauthn), ("ceremony_id", "lfc_x")])
+    },
+    BadInput(name: "webauthn grant with a ceremony Latch did not issue", status: .badRequest, code: "invalid_grant") {
+        try await $0.postForm("/oauth2/token", [("grant_type", GrantType.webauthn), ("ceremony_id", "lfc_a.9999999999.auth..b"), ("credential", "{}")])
+    },
+    BadInput(name: "webauthn grant whose credential is not JSON", status: .badRequest, code: "invalid_request") { client in
+        let options = try await client.postJSON("/v1/fido/authentication/options", FidoAuthenticationOptionsRequest())
+        return try await client.postForm(
+            "/oauth2/token",
+            [("grant_type", GrantType.webauthn), ("ceremony_id", options.json["ceremonyId"]?.stringValue ?? ""), ("credential", "not json")])
+    },
     BadInput(name: "no grant_type", status: .badRequest, code: "invalid_request") { try await $0.postForm("/oauth2/token", [("assertion", "x")]) },
     BadInput(name: "unknown grant_type", status: .badRequest, code: "unsupported_grant_type") { try await $0.postForm("/oauth2/token", [("grant_type", "password")]) },
     BadInput(name: "repeated parameter", status: .badRequest, code: "invalid_request") {
@@ -175,6 +187,12 @@ let badRegistrations: [BadInput] = [
             RegistrationRequest(
                 challengeType: .appAttest, answer: Data("not cbor".utf8).base64EncodedString(), challenge: challenge.json["challenge"]?.stringValue,
                 keyId: Data(count: 32).base64EncodedString()))
+    },
+    BadInput(name: "FIDO sign-in options for a username that cannot be one", status: .badRequest, code: "invalid_input") {
+        try await $0.postJSON("/v1/fido/authentication/options", FidoAuthenticationOptionsRequest(username: String(repeating: "x", count: 300)))
+    },
+    BadInput(name: "FIDO registration without a sign-in", status: .unauthorized, code: "invalid_token") {
+        try await $0.postJSON("/v1/fido/registration/options", [String: String]())
     },
     BadInput(name: "a registration challenge for a type that takes none", status: .badRequest, code: "unsupported_challenge_type") {
         try await $0.postJSON("/v1/registrations/challenge", RegistrationChallengeRequest(challengeType: .fsso))
