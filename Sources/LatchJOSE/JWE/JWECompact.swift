@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LatchModel
 
 /// Compact-serialized JWE (RFC 7516) with exactly one algorithm pair: key management `A256KW` (AES Key Wrap,
 /// RFC 3394, with a 256-bit key-encryption key; RFC 7518 §4.4) and content encryption `A256GCM` (AES-256-GCM
@@ -71,7 +72,7 @@ public enum JWECompact {
         let names = ["protected header", "encrypted key", "initialization vector", "ciphertext", "authentication tag"]
         var parts: [[UInt8]] = []
         for (index, range) in ranges.enumerated() {
-            guard let decoded = JWEBase64URL.decode(token[range]) else {
+            guard let decoded = token[range].withUnsafeBufferPointer({ Base64URL.decodeBytes($0) }) else {
                 throw JWEError(.malformed, "the \(names[index]) is not unpadded base64url")
             }
             parts.append(decoded)
@@ -80,33 +81,34 @@ public enum JWECompact {
 
         // 3. The protected header.
         guard !headerBytes.isEmpty else { throw JWEError(.malformed, "the protected header is empty") }
-        let header: JWEHeaderJSON.Value
+        // LatchModel's strict parser: UTF-8, RFC 8259 grammar, no duplicate member names, bounded depth.
+        let header: JSONValue
         do {
-            header = try JWEHeaderJSON.parse(headerBytes)
+            header = try JSONValue.parse(headerBytes)
         } catch {
-            throw JWEError(.malformed, "the protected header is not strict JSON: \(error.message) at byte \(error.offset)")
+            throw JWEError(.malformed, "the protected header is not strict JSON: \(error)")
         }
-        guard let members = header.members else {
+        guard case .object(let members) = header else {
             throw JWEError(.malformed, "the protected header is not a JSON object")
         }
         // Compared byte for byte: Swift's `==` is canonical equivalence, under which "A256\u{212A}W" (KELVIN SIGN)
         // equals "A256KW" — a spelling other JOSE implementations would refuse.
-        guard case .string(let alg)? = members[member: "alg"] else {
+        guard case .string(let alg)? = members["alg"] else {
             throw JWEError(.malformed, "the protected header has no string \"alg\"")
         }
         guard alg.utf8.elementsEqual(algorithm.utf8) else {
             throw JWEError(.unsupportedAlgorithm, "alg \(quoted(alg)) is not supported; only \(algorithm)")
         }
-        guard case .string(let enc)? = members[member: "enc"] else {
+        guard case .string(let enc)? = members["enc"] else {
             throw JWEError(.malformed, "the protected header has no string \"enc\"")
         }
         guard enc.utf8.elementsEqual(encryption.utf8) else {
             throw JWEError(.unsupportedEncryption, "enc \(quoted(enc)) is not supported; only \(encryption)")
         }
-        guard members[member: "crit"] == nil else {
+        guard members["crit"] == nil else {
             throw JWEError(.unsupportedCritical, "the protected header has \"crit\"; no extensions are understood")
         }
-        guard members[member: "zip"] == nil else {
+        guard members["zip"] == nil else {
             throw JWEError(.unsupportedCompression, "the protected header has \"zip\"; compression is refused")
         }
 
@@ -165,7 +167,7 @@ public enum JWECompact {
         var headerJSON = "{\"alg\":\"\(algorithm)\",\"enc\":\"\(encryption)\""
         if let contentType { headerJSON += ",\"cty\":" + jsonString(contentType) }
         headerJSON += "}"
-        let headerSegment = JWEBase64URL.encode(Array(headerJSON.utf8))
+        let headerSegment = Base64URL.encode(Data(headerJSON.utf8))
 
         let wrappedKey: Data
         let box: AES.GCM.SealedBox
@@ -179,10 +181,10 @@ public enum JWECompact {
         }
         return [
             headerSegment,
-            JWEBase64URL.encode(wrappedKey),
-            JWEBase64URL.encode(ivBytes),
-            JWEBase64URL.encode(box.ciphertext),
-            JWEBase64URL.encode(box.tag),
+            Base64URL.encode(Data(wrappedKey)),
+            Base64URL.encode(Data(ivBytes)),
+            Base64URL.encode(Data(box.ciphertext)),
+            Base64URL.encode(Data(box.tag)),
         ].joined(separator: ".")
     }
 
