@@ -83,8 +83,11 @@ final class AppleDeviceCheckStandIn: Sendable {
 
 @Suite("DeviceCheck against a stand-in of Apple's API")
 struct DeviceCheckTests {
-    @Test("Registration checks the token with Apple, allows one per device, and answers 503 when Apple cannot answer")
-    func deviceCheck() async throws {
+    /// A deployment whose DeviceCheck hosts are a live stand-in of Apple's API, its default client holding DeviceCheck
+    /// credentials signed by `teamKey` (default: the team's real key).
+    static func withStandIn(
+        teamKey: P256.Signing.PrivateKey? = nil, _ body: @escaping @Sendable (Client, AppleDeviceCheckStandIn) async throws -> Void
+    ) async throws {
         let apple = AppleDeviceCheckStandIn()
         let standIn = Application(router: apple.router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
         try await standIn.test(.live) { appleClient in
@@ -93,76 +96,71 @@ struct DeviceCheckTests {
                 $0.deviceCheckURL = base + "/production"
                 $0.deviceCheckDevelopmentURL = base + "/development"
             }.run { client in
+                let key = (teamKey ?? apple.teamKey).pemRepresentation
                 let patch = AdminClientPatch(
                     ios: AdminIOSEvidence(
                         appIds: ["TEAM123456.com.example.app"],
-                        deviceCheck: AdminDeviceCheck(teamId: apple.teamID, keyId: apple.keyID, privateKey: apple.teamKey.pemRepresentation)))
+                        deviceCheck: AdminDeviceCheck(teamId: apple.teamID, keyId: apple.keyID, privateKey: key)))
                 #expect(try await client.admin(.patch, "/admin/v1/clients/default", patch).status == .ok)
-                let discovery = try await client.get("/.well-known/openid-configuration")
-                #expect(discovery.json["registration_proof_types_supported"]?.arrayValue?.contains(.string("DEVICE_CHECK")) == true)
-
-                func register(_ token: String, buildType: String = "release") async throws -> Reply {
-                    let key = try PrivateKey.generate(.ES256)
-                    return try await client.postJSON(
-                        "/v1/registrations",
-                        RegistrationRequest(
-                            challengeType: .deviceCheck, answer: token, registrationId: UUID().uuidString,
-                            publicKey: RegistrationPublicKey(keyId: "dc-1", algorithm: "ES256", publicKey: key.publicKey.pemRepresentation),
-                            buildType: buildType, vendorId: Data(count: 16).base64EncodedString()))
-                }
-                let first = try await register(AppleDeviceCheckStandIn.token("phone-a"))
-                #expect(first.status == .created, "\(String(decoding: first.body, as: UTF8.self))")
-                #expect(apple.calls.withLock { $0 } == ["production validate_device_token", "production query_two_bits", "production update_two_bits"])
-                // The same device with a new token: its bit is set.
-                let again = try await register(AppleDeviceCheckStandIn.token("phone-a", 2))
-                #expect(again.status == .conflict && again.code == "device_already_registered")
-                // A debug build goes to the development host.
-                #expect(try await register(AppleDeviceCheckStandIn.token("phone-b"), buildType: "debug").status == .created)
-                #expect(apple.calls.withLock { $0 }.suffix(3).allSatisfy { $0.hasPrefix("development") })
-                // The same token twice: the device's bit refuses it first; when Apple could not set the bit, the spent
-                // token still does.
-                let token = AppleDeviceCheckStandIn.token("phone-c")
-                #expect(try await register(token).status == .created)
-                #expect(try await register(token).code == "device_already_registered")
-                let unmarkable = AppleDeviceCheckStandIn.token("unmarkable")
-                #expect(try await register(unmarkable).status == .created)
-                #expect(try await register(unmarkable).code == "invalid_proof")
-                // Apple refuses a forged token: 400 attestation_untrusted. Apple unavailable: 503, nothing written.
-                #expect(try await register(Data("forged".utf8).base64EncodedString()).code == "attestation_untrusted")
-                let users = try await client.deployment.count("users")
-                let limited = try await register(AppleDeviceCheckStandIn.token("rate-limited"))
-                #expect(limited.status == .serviceUnavailable && limited.code == "temporarily_unavailable")
-                #expect(try await register(AppleDeviceCheckStandIn.token("broken")).status == .serviceUnavailable)
-                #expect(try await client.deployment.count("users") == users)
-                #expect(try await register("not base64!").code == "attestation_malformed")
-                #expect(try await register(AppleDeviceCheckStandIn.token("phone-d"), buildType: "beta").code == "invalid_input")
+                try await body(client, apple)
             }
+        }
+    }
+
+    @Test("Registration checks the token with Apple, allows one per device, and answers 503 when Apple cannot answer")
+    func deviceCheck() async throws {
+        try await Self.withStandIn { client, apple in
+        let discovery = try await client.get("/.well-known/openid-configuration")
+        #expect(discovery.json["registration_proof_types_supported"]?.arrayValue?.contains(.string("DEVICE_CHECK")) == true)
+
+        func register(_ token: String, buildType: String = "release") async throws -> Reply {
+            let key = try PrivateKey.generate(.ES256)
+            return try await client.postJSON(
+                "/v1/registrations",
+                RegistrationRequest(
+                    challengeType: .deviceCheck, answer: token, registrationId: UUID().uuidString,
+                    publicKey: RegistrationPublicKey(keyId: "dc-1", algorithm: "ES256", publicKey: key.publicKey.pemRepresentation),
+                    buildType: buildType, vendorId: Data(count: 16).base64EncodedString()))
+        }
+        let first = try await register(AppleDeviceCheckStandIn.token("phone-a"))
+        #expect(first.status == .created, "\(String(decoding: first.body, as: UTF8.self))")
+        #expect(apple.calls.withLock { $0 } == ["production validate_device_token", "production query_two_bits", "production update_two_bits"])
+        // The same device with a new token: its bit is set.
+        let again = try await register(AppleDeviceCheckStandIn.token("phone-a", 2))
+        #expect(again.status == .conflict && again.code == "device_already_registered")
+        // A debug build goes to the development host.
+        #expect(try await register(AppleDeviceCheckStandIn.token("phone-b"), buildType: "debug").status == .created)
+        #expect(apple.calls.withLock { $0 }.suffix(3).allSatisfy { $0.hasPrefix("development") })
+        // The same token twice: the device's bit refuses it first; when Apple could not set the bit, the spent
+        // token still does.
+        let token = AppleDeviceCheckStandIn.token("phone-c")
+        #expect(try await register(token).status == .created)
+        #expect(try await register(token).code == "device_already_registered")
+        let unmarkable = AppleDeviceCheckStandIn.token("unmarkable")
+        #expect(try await register(unmarkable).status == .created)
+        #expect(try await register(unmarkable).code == "invalid_proof")
+        // Apple refuses a forged token: 400 attestation_untrusted. Apple unavailable: 503, nothing written.
+        #expect(try await register(Data("forged".utf8).base64EncodedString()).code == "attestation_untrusted")
+        let users = try await client.deployment.count("users")
+        let limited = try await register(AppleDeviceCheckStandIn.token("rate-limited"))
+        #expect(limited.status == .serviceUnavailable && limited.code == "temporarily_unavailable")
+        #expect(try await register(AppleDeviceCheckStandIn.token("broken")).status == .serviceUnavailable)
+        #expect(try await client.deployment.count("users") == users)
+        #expect(try await register("not base64!").code == "attestation_malformed")
+        #expect(try await register(AppleDeviceCheckStandIn.token("phone-d"), buildType: "beta").code == "invalid_input")
         }
     }
 
     @Test("A wrong team key is Apple's 401, which Latch answers 503 (its own misconfiguration, not the device's fault)")
     func wrongTeamKey() async throws {
-        let apple = AppleDeviceCheckStandIn()
-        let standIn = Application(router: apple.router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
-        try await standIn.test(.live) { appleClient in
-            let base = "http://127.0.0.1:\(try #require(appleClient.port))"
-            try await Deployment.make {
-                $0.deviceCheckURL = base + "/production"
-                $0.deviceCheckDevelopmentURL = base + "/development"
-            }.run { client in
-                let patch = AdminClientPatch(
-                    ios: AdminIOSEvidence(
-                        appIds: ["TEAM123456.com.example.app"],
-                        deviceCheck: AdminDeviceCheck(teamId: apple.teamID, keyId: apple.keyID, privateKey: P256.Signing.PrivateKey().pemRepresentation)))
-                #expect(try await client.admin(.patch, "/admin/v1/clients/default", patch).status == .ok)
-                let key = try PrivateKey.generate(.ES256)
-                let reply = try await client.postJSON(
-                    "/v1/registrations",
-                    RegistrationRequest(
-                        challengeType: .deviceCheck, answer: AppleDeviceCheckStandIn.token("phone"),
-                        publicKey: RegistrationPublicKey(keyId: "dc", algorithm: "ES256", publicKey: key.publicKey.pemRepresentation), buildType: "release"))
-                #expect(reply.status == .serviceUnavailable)
-            }
+        try await Self.withStandIn(teamKey: P256.Signing.PrivateKey()) { client, apple in
+        let key = try PrivateKey.generate(.ES256)
+        let reply = try await client.postJSON(
+            "/v1/registrations",
+            RegistrationRequest(
+                challengeType: .deviceCheck, answer: AppleDeviceCheckStandIn.token("phone"),
+                publicKey: RegistrationPublicKey(keyId: "dc", algorithm: "ES256", publicKey: key.publicKey.pemRepresentation), buildType: "release"))
+        #expect(reply.status == .serviceUnavailable)
         }
     }
 }
