@@ -55,6 +55,13 @@ import Synchronization
 /// | `fido.rpId` | the issuer's host | WebAuthn relying party id |
 /// | `fido.origins` | the issuer's origin | accepted WebAuthn origins, comma-separated (web origins and `android:apk-key-hash:…`) |
 /// | `fido.requireUserVerification` | `false` | require the UV flag (user verification `required`) |
+/// | `fido.requireAttestation` | `false` | require an attestation chaining to a trust anchor at registration |
+/// | `fido.allowedAaguids` | (any) | authenticator models accepted, comma-separated AAGUIDs (32 hex digits, dashes allowed) |
+/// | `fido.deniedAaguids` | (none) | authenticator models refused at registration and sign-in |
+/// | `fido.maxAuthenticatorsPerUser` | `10` | authenticators one user may register |
+/// | `fido.pin.minLength` / `fido.pin.maxLength` | `6` / `6` | PIN length the SDK enforces (one given alone moves the other's default) |
+/// | `fido.pin.maxAttempts` | `5` | wrong PINs before a PIN authenticator locks |
+/// | `fido.pin.coolDowns` | `0,10,30,60` | seconds to wait after the 1st, 2nd, … wrong PIN (the last repeats) |
 /// | `sensitive.maxAgeSeconds` | `300` | how recent a sign-in sensitive operations need, s |
 /// | `admin.token` | generated, printed once | the bootstrap admin token (stored hashed) |
 /// | `clients.default` | `default` | client id used when a request names none |
@@ -92,6 +99,11 @@ public struct LatchConfiguration: Sendable {
     public var fidoRPID: String?
     public var fidoOrigins: [String] = []
     public var fidoRequireUserVerification = false
+    public var fidoRequireAttestation = false
+    public var fidoAllowedAAGUIDs: Set<String> = []
+    public var fidoDeniedAAGUIDs: Set<String> = []
+    public var fidoMaxAuthenticatorsPerUser: Int64 = 10
+    public var fidoPin = PinPolicy()
     /// Seconds a registration challenge stays valid.
     public var attestationChallengeLifetime: Int64 = 300
     /// PEM files overriding the built-in attestation roots, and the test root (trusted only with test keys on).
@@ -143,6 +155,11 @@ public struct LatchConfiguration: Sendable {
         if let fidoRPID { settings.rpID = fidoRPID }
         if !fidoOrigins.isEmpty { settings.origins = Set(fidoOrigins) }
         settings.requireUserVerification = fidoRequireUserVerification
+        settings.requireTrustedAttestation = fidoRequireAttestation
+        settings.allowedAAGUIDs = fidoAllowedAAGUIDs
+        settings.deniedAAGUIDs = fidoDeniedAAGUIDs
+        settings.maximumAuthenticatorsPerUser = Int(fidoMaxAuthenticatorsPerUser)
+        settings.pin = fidoPin
         return settings
     }
 
@@ -210,6 +227,29 @@ public struct LatchConfiguration: Sendable {
         fidoOrigins = (reader.string(forKey: "fido.origins") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
         fidoRequireUserVerification = reader.bool(forKey: "fido.requireUserVerification", default: false)
+        fidoRequireAttestation = reader.bool(forKey: "fido.requireAttestation", default: false)
+        fidoAllowedAAGUIDs = try Self.aaguids(reader.string(forKey: "fido.allowedAaguids"), key: "fido.allowedAaguids")
+        fidoDeniedAAGUIDs = try Self.aaguids(reader.string(forKey: "fido.deniedAaguids"), key: "fido.deniedAaguids")
+        fidoMaxAuthenticatorsPerUser = try ranged("fido.maxAuthenticatorsPerUser", fidoMaxAuthenticatorsPerUser)
+        fidoPin.minLength = Int(try ranged("fido.pin.minLength", Int64(fidoPin.minLength)))
+        fidoPin.maxLength = Int(try ranged("fido.pin.maxLength", Int64(fidoPin.maxLength)))
+        // One bound given alone moves the other's default along; both given must agree.
+        switch (reader.string(forKey: "fido.pin.minLength") != nil, reader.string(forKey: "fido.pin.maxLength") != nil) {
+        case (false, _): fidoPin.minLength = min(fidoPin.minLength, fidoPin.maxLength)
+        case (true, false): fidoPin.maxLength = max(fidoPin.minLength, fidoPin.maxLength)
+        case (true, true):
+            guard fidoPin.minLength <= fidoPin.maxLength else {
+                throw ConfigurationError(key: "fido.pin.minLength", problem: "must not exceed fido.pin.maxLength (\(fidoPin.maxLength))")
+            }
+        }
+        fidoPin.maxAttempts = Int(try ranged("fido.pin.maxAttempts", Int64(fidoPin.maxAttempts)))
+        if let text = reader.string(forKey: "fido.pin.coolDowns") {
+            let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Int64($0.trimmingCharacters(in: .whitespaces)) }
+            guard (1...16).contains(values.count), values.allSatisfy({ $0.map { (0...86_400).contains($0) } ?? false }) else {
+                throw ConfigurationError(key: "fido.pin.coolDowns", problem: "must be 1–16 comma-separated seconds, each 0–86400")
+            }
+            fidoPin.coolDowns = values.compactMap { $0 }
+        }
         attestationChallengeLifetime = try ranged("attestation.challengeLifetime", attestationChallengeLifetime)
         appAttestRootsFile = reader.string(forKey: "attestation.appAttestRoots").flatMap { $0.isEmpty ? nil : $0 }
         androidKeyRootsFile = reader.string(forKey: "attestation.androidKeyRoots").flatMap { $0.isEmpty ? nil : $0 }
@@ -262,7 +302,21 @@ public struct LatchConfiguration: Sendable {
         "housekeeping.interval": 1...86_400, "rateLimit.perMinute": 0...1_000_000, "rateLimit.trustedHops": 1...10,
         "rateLimit.adminFailuresPerMinute": 0...10_000, "attestation.challengeLifetime": 30...3_600,
         "attestation.playIntegrityFreshness": 10...86_400, "attestation.deviceCheckTimeout": 1...60,
+        "fido.maxAuthenticatorsPerUser": 1...100, "fido.pin.minLength": 4...64, "fido.pin.maxLength": 4...64, "fido.pin.maxAttempts": 1...20,
     ]
+
+    /// Comma-separated AAGUIDs: 32 hex digits each (dashes allowed), kept as lower-case hex.
+    static func aaguids(_ text: String?, key: String) throws -> Set<String> {
+        var result: Set<String> = []
+        for item in (text ?? "").split(separator: ",") {
+            let hex = item.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "-", with: "").lowercased()
+            guard hex.count == 32, hex.allSatisfy(\.isHexDigit) else {
+                throw ConfigurationError(key: key, problem: "must be comma-separated AAGUIDs (32 hex digits, dashes allowed): \(item.prefix(40))")
+            }
+            result.insert(hex)
+        }
+        return result
+    }
 
     /// Why `issuer` cannot be an OpenID issuer identifier (OpenID Connect Discovery 1.0 §2: an `https` URL — `http`
     /// is allowed for local use — with a host, no query and no fragment), or nil when it can.
@@ -304,6 +358,8 @@ public struct LatchConfiguration: Sendable {
         "attestation.androidMinSecurityLevel", "attestation.androidRequireVerifiedBoot", "attestation.androidStatusList",
         "attestation.playIntegrityFreshness", "attestation.playIntegrityDeviceVerdict", "attestation.playIntegrityRequireRecognized",
         "attestation.playIntegrityRequireLicensed", "fido.rpId", "fido.origins", "fido.requireUserVerification",
+        "fido.requireAttestation", "fido.allowedAaguids", "fido.deniedAaguids", "fido.maxAuthenticatorsPerUser", "fido.pin.minLength",
+        "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —

@@ -127,6 +127,13 @@ enum PostgresMigrations {
                 "CREATE INDEX authenticators_user ON authenticators (user_id, created_at)",
             ]
         ),
+        (
+            "0008_authenticator_failures",
+            [
+                "ALTER TABLE authenticators ADD COLUMN failed_attempts BIGINT NOT NULL DEFAULT 0",
+                "ALTER TABLE authenticators ADD COLUMN last_failed_at BIGINT",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

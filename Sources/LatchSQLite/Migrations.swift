@@ -214,6 +214,13 @@ enum Migrations {
                 ) STRICT;
                 CREATE INDEX authenticators_user ON authenticators (user_id, created_at);
                 """),
+        Migration(
+            name: "0008_authenticator_failures",
+            sql: """
+                -- Failed proofs of PIN authenticators, counted by the server (lockout and cool-down).
+                ALTER TABLE authenticators ADD COLUMN failed_attempts INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE authenticators ADD COLUMN last_failed_at INTEGER;
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

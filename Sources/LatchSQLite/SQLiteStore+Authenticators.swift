@@ -3,14 +3,14 @@ import LatchCore
 
 extension SQLiteStore: AuthenticatorStore {
     static let authenticatorColumns =
-        "id, user_id, credential_id, public_key, sign_count, aaguid, format, name, backup_eligible, created_at, last_used_at"
+        "id, user_id, credential_id, public_key, sign_count, aaguid, format, name, backup_eligible, created_at, last_used_at, failed_attempts, last_failed_at"
 
     static func decodeAuthenticator(_ row: SQLRow, offset: Int = 0) throws -> Authenticator {
         Authenticator(
             id: row.text(offset), userID: row.text(offset + 1), credentialID: row.blob(offset + 2), publicKeyCOSE: row.blob(offset + 3),
             signCount: try StoredForm.signCount(row.int(offset + 4)), aaguid: row.blob(offset + 5), format: row.text(offset + 6),
             name: row.text(offset + 7), backupEligible: row.int(offset + 8) != 0, createdAt: row.int(offset + 9),
-            lastUsedAt: row.optionalInt(offset + 10))
+            lastUsedAt: row.optionalInt(offset + 10), failedAttempts: Int(row.int(offset + 11)), lastFailedAt: row.optionalInt(offset + 12))
     }
 
     public func authenticators(userID: String) async throws -> [Authenticator] {
@@ -38,20 +38,25 @@ extension SQLiteTransaction: AuthenticatorWrites {
     func insertAuthenticator(_ authenticator: Authenticator, ifTaken refusal: any Error & Sendable) {
         changeOne(
             """
-            INSERT INTO authenticators (\(SQLiteStore.authenticatorColumns)) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+            INSERT INTO authenticators (\(SQLiteStore.authenticatorColumns)) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
             WHERE EXISTS (SELECT 1 FROM users WHERE id = ?) ON CONFLICT DO NOTHING
             """,
             [
                 .text(authenticator.id), .text(authenticator.userID), .blob(authenticator.credentialID), .blob(authenticator.publicKeyCOSE),
                 .int(Int64(authenticator.signCount)), .blob(authenticator.aaguid), .text(authenticator.format), .text(authenticator.name),
-                .int(authenticator.backupEligible ? 1 : 0), .int(authenticator.createdAt), authenticator.lastUsedAt.sql, .text(authenticator.userID),
+                .int(authenticator.backupEligible ? 1 : 0), .int(authenticator.createdAt), authenticator.lastUsedAt.sql, .int(Int64(authenticator.failedAttempts)), authenticator.lastFailedAt.sql,
+                .text(authenticator.userID),
             ], orRefuse: refusal)
     }
 
-    func recordAuthenticatorUse(id: String, signCount: UInt32, at: Int64, ifNotGreater refusal: any Error & Sendable) {
+    func recordAuthenticatorUse(id: String, signCount: UInt32, failedAttempts: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
         changeOne(
-            "UPDATE authenticators SET sign_count = ?, last_used_at = ? WHERE id = ? AND (sign_count < ? OR (sign_count = 0 AND ? = 0))",
-            [.int(Int64(signCount)), .int(at), .text(id), .int(Int64(signCount)), .int(Int64(signCount))], orRefuse: refusal)
+            """
+            UPDATE authenticators SET sign_count = ?, last_used_at = ?, failed_attempts = 0, last_failed_at = NULL
+            WHERE id = ? AND (sign_count < ? OR (sign_count = 0 AND ? = 0)) AND failed_attempts = ?
+            """,
+            [.int(Int64(signCount)), .int(at), .text(id), .int(Int64(signCount)), .int(Int64(signCount)), .int(Int64(failedAttempts))],
+            orRefuse: refusal)
     }
 
     func renameAuthenticator(id: String, userID: String, name: String, ifMissing refusal: any Error & Sendable) {
@@ -60,5 +65,32 @@ extension SQLiteTransaction: AuthenticatorWrites {
 
     func deleteAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable) {
         changeOne("DELETE FROM authenticators WHERE id = ? AND user_id = ?", [.text(id), .text(userID)], orRefuse: refusal)
+    }
+
+    func deleteAuthenticators(userID: String) {
+        _ = counting("DELETE FROM authenticators WHERE user_id = ?", [.text(userID)])
+    }
+
+    func recordFailedAttempt(id: String, observed: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
+        changeOne(
+            "UPDATE authenticators SET failed_attempts = ?, last_failed_at = ? WHERE id = ? AND failed_attempts = ?",
+            [.int(Int64(observed) + 1), .int(at), .text(id), .int(Int64(observed))], orRefuse: refusal)
+    }
+
+    func unlockAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable) {
+        changeOne(
+            "UPDATE authenticators SET failed_attempts = 0, last_failed_at = NULL WHERE id = ? AND user_id = ?", [.text(id), .text(userID)],
+            orRefuse: refusal)
+    }
+
+    func replaceAuthenticatorKey(
+        id: String, oldPublicKeyCOSE: Data, publicKeyCOSE: Data, signCount: UInt32, at: Int64, ifChanged refusal: any Error & Sendable
+    ) {
+        changeOne(
+            """
+            UPDATE authenticators SET public_key = ?, sign_count = ?, failed_attempts = 0, last_failed_at = NULL, last_used_at = ?
+            WHERE id = ? AND public_key = ?
+            """,
+            [.blob(publicKeyCOSE), .int(Int64(signCount)), .int(at), .text(id), .blob(oldPublicKeyCOSE)], orRefuse: refusal)
     }
 }

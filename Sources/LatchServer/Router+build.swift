@@ -34,12 +34,13 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
         controller.addRegistration(to: router.group("v1/fido").add(middleware: bearer).group(context: SignedInContext.self))
         controller.addAuthenticators(to: me)
     }
-    AdminController(admin: services.admin, issuer: services.settings.issuer).add(
-        to: router.group("admin/v1")
-            .add(
-                middleware: AdminAuthenticatorMiddleware(
-                    admins: services.adminAuthenticator, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now)))
-            .group(context: AdminContext.self))
+    let admin = router.group("admin/v1")
+        .add(
+            middleware: AdminAuthenticatorMiddleware(
+                admins: services.adminAuthenticator, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now)))
+        .group(context: AdminContext.self)
+    AdminController(admin: services.admin, issuer: services.settings.issuer).add(to: admin)
+    if let fido = services.fido { FidoController(fido: fido, sessions: services.sessions).addAdmin(to: admin) }
     methods.record(router.routes)
     return router
 }

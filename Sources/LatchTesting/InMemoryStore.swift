@@ -162,12 +162,53 @@ public final class InMemoryStore: LatchStore {
             }
         }
 
-        func recordAuthenticatorUse(id: String, signCount: UInt32, at: Int64, ifNotGreater refusal: any Error & Sendable) {
+        func recordAuthenticatorUse(id: String, signCount: UInt32, failedAttempts: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
             apply { state in
-                guard let stored = state.authenticators[id], stored.signCount < signCount || (stored.signCount == 0 && signCount == 0) else {
-                    return refusal
-                }
+                guard let stored = state.authenticators[id], stored.signCount < signCount || (stored.signCount == 0 && signCount == 0),
+                    stored.failedAttempts == failedAttempts
+                else { return refusal }
                 state.authenticators[id]?.signCount = signCount
+                state.authenticators[id]?.lastUsedAt = at
+                state.authenticators[id]?.failedAttempts = 0
+                state.authenticators[id]?.lastFailedAt = nil
+                return nil
+            }
+        }
+
+        func deleteAuthenticators(userID: String) {
+            apply { state in
+                state.authenticators = state.authenticators.filter { $0.value.userID != userID }
+                return nil
+            }
+        }
+
+        func recordFailedAttempt(id: String, observed: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
+            apply { state in
+                guard state.authenticators[id]?.failedAttempts == observed else { return refusal }
+                state.authenticators[id]?.failedAttempts = observed + 1
+                state.authenticators[id]?.lastFailedAt = at
+                return nil
+            }
+        }
+
+        func unlockAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable) {
+            apply { state in
+                guard state.authenticators[id]?.userID == userID else { return refusal }
+                state.authenticators[id]?.failedAttempts = 0
+                state.authenticators[id]?.lastFailedAt = nil
+                return nil
+            }
+        }
+
+        func replaceAuthenticatorKey(
+            id: String, oldPublicKeyCOSE: Data, publicKeyCOSE: Data, signCount: UInt32, at: Int64, ifChanged refusal: any Error & Sendable
+        ) {
+            apply { state in
+                guard state.authenticators[id]?.publicKeyCOSE == oldPublicKeyCOSE else { return refusal }
+                state.authenticators[id]?.publicKeyCOSE = publicKeyCOSE
+                state.authenticators[id]?.signCount = signCount
+                state.authenticators[id]?.failedAttempts = 0
+                state.authenticators[id]?.lastFailedAt = nil
                 state.authenticators[id]?.lastUsedAt = at
                 return nil
             }

@@ -464,11 +464,11 @@ public enum StoreConformance {
             try await store.write { $0.renameAuthenticator(id: "a1", userID: "u-alice", name: "phone", ifMissing: Refusal.missing) }
             // 20 concurrent uses with counter 3 on two replicas: one wins; counter 0 stays usable when both are 0.
             let wins = await (0..<20).asyncConcurrentCount { index in
-                (try? await pick(index, store, replica).write { $0.recordAuthenticatorUse(id: "a1", signCount: 3, at: 20, ifNotGreater: Refusal.used) })
+                (try? await pick(index, store, replica).write { $0.recordAuthenticatorUse(id: "a1", signCount: 3, failedAttempts: 0, at: 20, ifChanged: Refusal.used) })
                     != nil
             }
             #expect(wins == 1)
-            try await store.write { $0.recordAuthenticatorUse(id: "a2", signCount: 0, at: 21, ifNotGreater: Refusal.used) }
+            try await store.write { $0.recordAuthenticatorUse(id: "a2", signCount: 0, failedAttempts: 0, at: 21, ifChanged: Refusal.used) }
             let used = try await replica.authenticators(userID: "u-alice")
             #expect(used.map(\.signCount) == [3, 0] && used.map(\.name) == ["phone", "key a2"] && used[1].lastUsedAt == 21)
             await #expect(throws: Refusal.missing) {
@@ -478,6 +478,65 @@ public enum StoreConformance {
             #expect(try await store.deleteUser(id: "u-alice"))
             #expect(try await replica.authenticators(userID: "u-alice").isEmpty)
             #expect(try await store.authenticator(credentialID: Data(repeating: 1, count: 32)) == nil)
+        },
+        Check(name: "authenticator failures: counted once per observed count across two replicas; a use clears them only unchanged; unlock; key replaced by compare-and-set; delete all") { store, replica in
+            try await register(store, user("alice"))
+            try await register(store, user("bob"))
+            for (id, credential) in [("p1", UInt8(1)), ("p2", 2)] {
+                let authenticator = Authenticator(
+                    id: id, userID: "u-alice", credentialID: Data(repeating: credential, count: 32), publicKeyCOSE: Data([0xA1, credential]),
+                    signCount: 0, aaguid: Data(count: 16), format: "packed", name: id, backupEligible: false, createdAt: 10)
+                try await store.write { $0.insertAuthenticator(authenticator, ifTaken: Refusal.taken) }
+            }
+            // 20 concurrent failures observing 0 on two replicas: exactly one counts.
+            let counted = await (0..<20).asyncConcurrentCount { index in
+                (try? await pick(index, store, replica).write { $0.recordFailedAttempt(id: "p1", observed: 0, at: 30, ifChanged: Refusal.used) }) != nil
+            }
+            #expect(counted == 1)
+            try await replica.write { $0.recordFailedAttempt(id: "p1", observed: 1, at: 31, ifChanged: Refusal.used) }
+            let failed = try #require(try await store.authenticators(userID: "u-alice").first)
+            #expect(failed.failedAttempts == 2)
+            #expect(failed.lastFailedAt == 31)
+            // A use that observed another count is refused and changes nothing; one that observed 2 clears it.
+            await #expect(throws: Refusal.used) {
+                try await store.write { $0.recordAuthenticatorUse(id: "p1", signCount: 0, failedAttempts: 1, at: 40, ifChanged: Refusal.used) }
+            }
+            #expect(try await replica.authenticators(userID: "u-alice").first?.failedAttempts == 2)
+            try await store.write { $0.recordAuthenticatorUse(id: "p1", signCount: 0, failedAttempts: 2, at: 41, ifChanged: Refusal.used) }
+            let cleared = try #require(try await replica.authenticators(userID: "u-alice").first)
+            #expect(cleared.failedAttempts == 0)
+            #expect(cleared.lastFailedAt == nil)
+            #expect(cleared.lastUsedAt == 41)
+            // Unlock: by the owner's id only.
+            try await store.write { $0.recordFailedAttempt(id: "p2", observed: 0, at: 50, ifChanged: Refusal.used) }
+            await #expect(throws: Refusal.missing) {
+                try await store.write { $0.unlockAuthenticator(id: "p2", userID: "u-bob", ifMissing: Refusal.missing) }
+            }
+            try await replica.write { $0.unlockAuthenticator(id: "p2", userID: "u-alice", ifMissing: Refusal.missing) }
+            #expect(try await store.authenticators(userID: "u-alice").last?.failedAttempts == 0)
+            // Key replacement: 20 concurrent on two replicas from the same old key, one wins.
+            let replaced = await (0..<20).asyncConcurrentCount { index in
+                (try? await pick(index, store, replica).write {
+                    $0.replaceAuthenticatorKey(
+                        id: "p2", oldPublicKeyCOSE: Data([0xA1, 2]), publicKeyCOSE: Data([0xA1, UInt8(100 + index)]), signCount: 0, at: 60,
+                        ifChanged: Refusal.used)
+                }) != nil
+            }
+            #expect(replaced == 1)
+            let rekeyed = try #require(try await store.authenticator(credentialID: Data(repeating: 2, count: 32))?.1)
+            #expect(rekeyed.publicKeyCOSE != Data([0xA1, 2]))
+            #expect(rekeyed.id == "p2")
+            // Delete all: the user's only.
+            try await register(store, user("carol"))
+            try await store.write {
+                $0.insertAuthenticator(
+                    Authenticator(
+                        id: "c1", userID: "u-carol", credentialID: Data(repeating: 9, count: 32), publicKeyCOSE: Data([0xA0]), signCount: 0,
+                        aaguid: Data(count: 16), format: "none", name: "c1", backupEligible: true, createdAt: 10), ifTaken: Refusal.taken)
+            }
+            try await replica.write { $0.deleteAuthenticators(userID: "u-alice") }
+            #expect(try await store.authenticators(userID: "u-alice").isEmpty)
+            #expect(try await store.authenticators(userID: "u-carol").count == 1)
         },
         Check(name: "client evidence and signing certificates: stored, replaced, owned; deleting an owner or the client removes them") { store, replica in
             #expect(try await store.addClient(Client(id: "app", name: "App", createdAt: 1)))

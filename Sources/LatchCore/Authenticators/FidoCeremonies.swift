@@ -5,12 +5,14 @@ import LatchModel
 
 /// FIDO ceremony ids: `lfc_<challenge>.<expiry>.<kind>.<user id>.<MAC>`, stateless like registration challenges —
 /// the MAC (HMAC-SHA256 under a key derived from the key-encryption key) binds the challenge, the expiry, the kind
-/// (`reg` or `auth`) and the user (empty for a discoverable sign-in). The challenge is the 32 random bytes the id
+/// (`reg`, `auth` or `pin`) and the user (empty for a discoverable sign-in). The challenge is the 32 random bytes the id
 /// carries; the ceremony is consumed as a single-use value in the unit of work that completes it.
 public struct FidoCeremonies: Sendable {
     public enum Kind: String, Sendable {
         case registration = "reg"
         case authentication = "auth"
+        /// A PIN change: an assertion with the old key and a registration of the new one, over one challenge.
+        case pinChange = "pin"
     }
 
     /// A ceremony id that checked out.

@@ -19,6 +19,14 @@ public struct FidoSettings: Sendable {
     public var ceremonyLifetime: Int64 = 300
     /// The most authenticators one user may register.
     public var maximumAuthenticatorsPerUser = 10
+    /// AAGUIDs (lower-case hex) accepted at registration; empty: any not denied.
+    public var allowedAAGUIDs: Set<String> = []
+    /// AAGUIDs refused at registration (and at sign-in: a model denied later stops signing in).
+    public var deniedAAGUIDs: Set<String> = []
+    /// Whether registration requires an attestation chaining to a trust anchor.
+    public var requireTrustedAttestation = false
+    /// PIN authenticators' lockout and length policy.
+    public var pin = PinPolicy()
 
     public init(rpID: String, rpName: String, origins: Set<String>) {
         self.rpID = rpID
@@ -62,7 +70,27 @@ public struct FidoService: Sendable {
     var relyingParty: WebAuthnRelyingParty {
         var party = WebAuthnRelyingParty(rpID: settings.rpID, origins: settings.origins)
         party.requireUserVerification = settings.requireUserVerification
+        party.requireTrustedAttestation = settings.requireTrustedAttestation
         return party
+    }
+
+    /// `GET /v1/fido/policy`.
+    public var policy: FidoPolicy {
+        FidoPolicy(
+            rpId: settings.rpID, userVerification: userVerification, allowedAaguids: settings.allowedAAGUIDs.sorted(),
+            deniedAaguids: settings.deniedAAGUIDs.sorted(), attestationRequired: settings.requireTrustedAttestation,
+            maxAuthenticatorsPerUser: settings.maximumAuthenticatorsPerUser,
+            pin: .init(
+                minLength: settings.pin.minLength, maxLength: settings.pin.maxLength, maxAttempts: settings.pin.maxAttempts,
+                coolDowns: settings.pin.coolDowns))
+    }
+
+    /// Refuses an authenticator model the policy does not accept.
+    func admitModel(_ aaguid: [UInt8]) throws(LatchError) {
+        let hex = Hex.encode(aaguid)
+        guard !settings.deniedAAGUIDs.contains(hex), settings.allowedAAGUIDs.isEmpty || settings.allowedAAGUIDs.contains(hex) else {
+            throw LatchError(.authenticatorNotAllowed, "the authenticator model \(hex) is not allowed by this deployment's policy")
+        }
     }
 
     var userVerification: String { settings.requireUserVerification ? "required" : "preferred" }
@@ -116,6 +144,10 @@ public struct FidoService: Sendable {
         } catch {
             throw LatchError(error.code, "\(error.step): \(error.detail)")
         }
+        try admitModel(verified.aaguid)
+        if LatchAuthenticatorModel(rawValue: Hex.encode(verified.aaguid)) == .pin, !verified.userVerified {
+            throw LatchError(.webauthnUserNotVerified, "a PIN authenticator must set the UV flag")
+        }
         let authenticator = Authenticator(
             id: random.uuid(), userID: user.id, credentialID: Data(verified.credentialID), publicKeyCOSE: Data(verified.publicKeyCOSE),
             signCount: verified.signCount, aaguid: Data(verified.aaguid), format: verified.format, name: name ?? "Authenticator",
@@ -132,7 +164,7 @@ public struct FidoService: Sendable {
         } catch Refusal.taken {
             throw LatchError(.conflict, "this credential is registered already")
         }
-        return Self.info(authenticator)
+        return info(authenticator)
     }
 
     // MARK: Sign-in options
@@ -169,7 +201,7 @@ public struct FidoService: Sendable {
     // MARK: The user's authenticators
 
     public func list(for user: User) async throws -> FidoAuthenticatorList {
-        FidoAuthenticatorList(authenticators: try await store.authenticators(userID: user.id).map(Self.info))
+        FidoAuthenticatorList(authenticators: try await store.authenticators(userID: user.id).map(info))
     }
 
     public func rename(_ id: String, for user: User, to name: String) async throws {
@@ -179,18 +211,42 @@ public struct FidoService: Sendable {
         }
     }
 
-    public func delete(_ id: String, for user: User) async throws {
-        let event = SecurityEvent.now(.authenticatorDeleted, actor: "user", userID: user.id, detail: id, clock: clock, random: random)
+    /// `DELETE /v1/me/authenticators`: every authenticator of the user.
+    public func deleteAll(for user: User, actor: String = "user") async throws {
+        let count = try await store.authenticators(userID: user.id).count
+        let event = SecurityEvent.now(.authenticatorDeleted, actor: actor, userID: user.id, detail: "all (\(count))", clock: clock, random: random)
+        try await store.write { transaction in
+            transaction.deleteAuthenticators(userID: user.id)
+            transaction.record(event)
+        }
+    }
+
+    public func delete(_ id: String, for user: User, actor: String = "user") async throws {
+        let event = SecurityEvent.now(.authenticatorDeleted, actor: actor, userID: user.id, detail: id, clock: clock, random: random)
         guard try await store.succeeds({ transaction, refusal in
             transaction.deleteAuthenticator(id: id, userID: user.id, ifMissing: refusal)
             transaction.record(event)
         }) else { throw LatchError.notFound("no such authenticator") }
     }
 
-    static func info(_ authenticator: Authenticator) -> FidoAuthenticatorInfo {
+    func info(_ authenticator: Authenticator) -> FidoAuthenticatorInfo {
         FidoAuthenticatorInfo(
             id: authenticator.id, name: authenticator.name, aaguid: Hex.encode(authenticator.aaguid), format: authenticator.format,
-            backupEligible: authenticator.backupEligible, createdAt: authenticator.createdAt, lastUsedAt: authenticator.lastUsedAt)
+            backupEligible: authenticator.backupEligible, createdAt: authenticator.createdAt, lastUsedAt: authenticator.lastUsedAt,
+            credentialId: Base64URL.encode(authenticator.credentialID), pinStatus: settings.pin.status(of: authenticator, now: clock.seconds()))
+    }
+
+    /// `POST /v1/fido/authenticators/status {credentialId}`: a PIN authenticator's status, for the device that holds
+    /// the credential (its id is the capability: random, at least 16 bytes). Other authenticators and unknown ids
+    /// answer `not_found` alike.
+    public func pinStatus(credentialID: String) async throws -> FidoPinStatus {
+        guard credentialID.utf8.count <= 1400, let id = Base64URL.decode(credentialID), !id.isEmpty else {
+            throw LatchError.invalidInput("credentialId must be base64url")
+        }
+        guard let (_, authenticator) = try await store.authenticator(credentialID: id),
+            let status = settings.pin.status(of: authenticator, now: clock.seconds())
+        else { throw LatchError.notFound("no PIN authenticator has this credential id") }
+        return status
     }
 
     static func bytes(_ value: JSONValue?) -> [UInt8]? {

@@ -13,12 +13,15 @@ public struct LatchError: Error, Sendable, CustomStringConvertible {
     public let maxAge: Int?
     /// Extra context for logs; never sent, never contains secrets.
     public let detail: String?
+    /// Members the error object carries besides `error` and `error_description` (e.g. a PIN's `pinStatus`).
+    public let members: [String: JSONValue]
 
-    public init(_ code: ErrorCode, _ message: String, maxAge: Int? = nil, detail: String? = nil) {
+    public init(_ code: ErrorCode, _ message: String, maxAge: Int? = nil, detail: String? = nil, members: [String: JSONValue] = [:]) {
         self.code = code
         self.message = message
         self.maxAge = maxAge
         self.detail = detail
+        self.members = members
     }
 
     public var description: String { "\(code.rawValue): \(message)" + (detail.map { " (\($0))" } ?? "") }

@@ -14,11 +14,11 @@ public struct VerifiedSignIn: Sendable {
     /// a counter that is not greater than the stored one refuses the sign-in).
     public var advancesSignCount: (keyID: String, signCount: UInt32)?
     /// A FIDO authenticator whose counter moves to `signCount` in the same transaction (compare-and-set).
-    public var usesAuthenticator: (id: String, signCount: UInt32)?
+    public var usesAuthenticator: (id: String, signCount: UInt32, failedAttempts: Int)?
 
     public init(
         user: User, amr: [String], consumes: SingleUse, updatedClaims: [String: JSONValue]? = nil,
-        advancesSignCount: (keyID: String, signCount: UInt32)? = nil, usesAuthenticator: (id: String, signCount: UInt32)? = nil
+        advancesSignCount: (keyID: String, signCount: UInt32)? = nil, usesAuthenticator: (id: String, signCount: UInt32, failedAttempts: Int)? = nil
     ) {
         self.usesAuthenticator = usesAuthenticator
         self.user = user

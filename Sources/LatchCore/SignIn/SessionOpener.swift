@@ -46,7 +46,8 @@ public struct SessionOpener: Sendable {
         } catch Refusal.userGone {
             throw LatchError.invalidGrant("this user is not registered")
         } catch Refusal.counter {
-            throw LatchError.invalidGrant("the assertion's counter is not greater than the last accepted one (a replayed or concurrent assertion)")
+            throw LatchError.invalidGrant(
+                "the counter is not greater than the last accepted one, or a concurrent attempt changed the authenticator (a replayed or concurrent assertion)")
         }
         var user = signIn.user
         if let updated = signIn.updatedClaims { user.claims = updated }
@@ -65,7 +66,8 @@ public struct SessionOpener: Sendable {
             transaction.advanceSignCount(userID: session.userID, keyID: advance.keyID, to: advance.signCount, ifNotGreater: Refusal.counter)
         }
         if let use = signIn.usesAuthenticator {
-            transaction.recordAuthenticatorUse(id: use.id, signCount: use.signCount, at: session.authTime, ifNotGreater: Refusal.counter)
+            transaction.recordAuthenticatorUse(
+                id: use.id, signCount: use.signCount, failedAttempts: use.failedAttempts, at: session.authTime, ifChanged: Refusal.counter)
         }
         if let claims = signIn.updatedClaims { transaction.updateClaims(userID: session.userID, claims: claims) }
         transaction.insertSession(session)

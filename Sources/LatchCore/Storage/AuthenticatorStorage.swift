@@ -18,10 +18,14 @@ public struct Authenticator: Sendable, Hashable {
     public var backupEligible: Bool
     public var createdAt: Int64
     public var lastUsedAt: Int64?
+    /// Failed proofs since the last good one (counted for PIN authenticators).
+    public var failedAttempts: Int = 0
+    /// When the last failed proof was counted.
+    public var lastFailedAt: Int64?
 
     public init(
         id: String, userID: String, credentialID: Data, publicKeyCOSE: Data, signCount: UInt32, aaguid: Data, format: String, name: String,
-        backupEligible: Bool, createdAt: Int64, lastUsedAt: Int64? = nil
+        backupEligible: Bool, createdAt: Int64, lastUsedAt: Int64? = nil, failedAttempts: Int = 0, lastFailedAt: Int64? = nil
     ) {
         self.id = id
         self.userID = userID
@@ -34,6 +38,8 @@ public struct Authenticator: Sendable, Hashable {
         self.backupEligible = backupEligible
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
+        self.failedAttempts = failedAttempts
+        self.lastFailedAt = lastFailedAt
     }
 }
 
@@ -49,11 +55,23 @@ public protocol AuthenticatorStore: Sendable {
 public protocol AuthenticatorWrites {
     /// Adds an authenticator; refuses when its id or credential id exists (or the user is gone).
     func insertAuthenticator(_ authenticator: Authenticator, ifTaken refusal: any Error & Sendable)
-    /// Moves an authenticator's counter to `signCount` and records its use, in one compare-and-set: refuses when
-    /// the stored counter is not smaller — unless both are 0 (an authenticator that keeps no counter).
-    func recordAuthenticatorUse(id: String, signCount: UInt32, at: Int64, ifNotGreater refusal: any Error & Sendable)
+    /// Moves an authenticator's counter to `signCount`, records its use and clears its failures, in one
+    /// compare-and-set: refuses when the stored counter is not smaller — unless both are 0 (an authenticator that
+    /// keeps no counter) — or the failure count is no longer `failedAttempts` (a concurrent wrong PIN counted first).
+    func recordAuthenticatorUse(id: String, signCount: UInt32, failedAttempts: Int, at: Int64, ifChanged refusal: any Error & Sendable)
     /// Renames one of a user's authenticators; refuses when the user has none with this id.
     func renameAuthenticator(id: String, userID: String, name: String, ifMissing refusal: any Error & Sendable)
     /// Deletes one of a user's authenticators; refuses when the user has none with this id.
     func deleteAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable)
+    /// Deletes every authenticator of a user (none is not a refusal).
+    func deleteAuthenticators(userID: String)
+    /// Counts a failed proof: moves the failure count from `observed` to `observed + 1` and stamps `at`, in one
+    /// compare-and-set; refuses when the count is no longer `observed` (a concurrent attempt counted first).
+    func recordFailedAttempt(id: String, observed: Int, at: Int64, ifChanged refusal: any Error & Sendable)
+    /// An admin's unlock: the failure count back to 0; refuses when the user has no authenticator with this id.
+    func unlockAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable)
+    /// A PIN change: the credential's public key replaced, its counter set to `signCount` and its failures cleared,
+    /// in one compare-and-set on the old key; refuses when the stored key is no longer `oldPublicKeyCOSE`.
+    func replaceAuthenticatorKey(
+        id: String, oldPublicKeyCOSE: Data, publicKeyCOSE: Data, signCount: UInt32, at: Int64, ifChanged refusal: any Error & Sendable)
 }

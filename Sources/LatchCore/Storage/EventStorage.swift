@@ -16,6 +16,14 @@ public struct SecurityEvent: Sendable, Hashable {
         public static let authenticatorDeleted = Kind(rawValue: "authenticator.deleted")
         /// An assertion's signature counter did not grow: the authenticator may be cloned.
         public static let authenticatorCounterRegressed = Kind(rawValue: "authenticator.counter_regressed")
+        /// A PIN authenticator's proof failed (a wrong PIN), counted toward its lockout.
+        public static let authenticatorPinFailed = Kind(rawValue: "authenticator.pin_failed")
+        /// A PIN authenticator reached its most wrong PINs and is locked out.
+        public static let authenticatorLocked = Kind(rawValue: "authenticator.locked")
+        /// An admin unlocked a PIN authenticator.
+        public static let authenticatorUnlocked = Kind(rawValue: "authenticator.unlocked")
+        /// A user changed a PIN authenticator's PIN (its key was replaced).
+        public static let authenticatorPinChanged = Kind(rawValue: "authenticator.pin_changed")
         /// Every session of a user was revoked (global sign-out, or an admin).
         public static let sessionsRevoked = Kind(rawValue: "user.sessions_revoked")
     }

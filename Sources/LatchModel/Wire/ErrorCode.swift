@@ -82,6 +82,12 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let webauthnSignatureInvalid = ErrorCode("webauthn_signature_invalid")
     /// The signature counter went back or stood still: a cloned authenticator is possible.
     public static let webauthnCounterRegressed = ErrorCode("webauthn_counter_regressed")
+    /// The authenticator model (AAGUID) is denied, or not among the allowed ones, by the deployment's policy.
+    public static let authenticatorNotAllowed = ErrorCode("authenticator_not_allowed")
+    /// A PIN authenticator's proof did not verify (a wrong PIN), or it is cooling down or locked out; the answer's
+    /// `pinStatus` says which and how many tries remain. (At the token endpoint this is `invalid_grant` with
+    /// `pinStatus`.)
+    public static let pinAttemptFailed = ErrorCode("pin_attempt_failed")
 
     // MARK: Device attestation
 

@@ -16,8 +16,15 @@ public struct FidoAuthenticatorInfo: Codable, Sendable, Hashable {
     public var backupEligible: Bool
     public var createdAt: Int64
     public var lastUsedAt: Int64?
+    /// The credential id (base64url), which the device holding it knows.
+    public var credentialId: String?
+    /// For a PIN authenticator: its protection status at the server.
+    public var pinStatus: FidoPinStatus?
 
-    public init(id: String, name: String, aaguid: String, format: String, backupEligible: Bool, createdAt: Int64, lastUsedAt: Int64?) {
+    public init(
+        id: String, name: String, aaguid: String, format: String, backupEligible: Bool, createdAt: Int64, lastUsedAt: Int64?,
+        credentialId: String? = nil, pinStatus: FidoPinStatus? = nil
+    ) {
         self.id = id
         self.name = name
         self.aaguid = aaguid
@@ -25,7 +32,121 @@ public struct FidoAuthenticatorInfo: Codable, Sendable, Hashable {
         self.backupEligible = backupEligible
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
+        self.credentialId = credentialId
+        self.pinStatus = pinStatus
     }
+}
+
+/// A PIN authenticator's protection status, counted by the server: `unlocked`, `lastAttemptFailed` (with the tries
+/// left and the seconds to wait before the next) or `lockedOut` (until an admin unlocks it).
+public struct FidoPinStatus: Codable, Sendable, Hashable {
+    public static let unlocked = "unlocked"
+    public static let lastAttemptFailed = "lastAttemptFailed"
+    public static let lockedOut = "lockedOut"
+
+    /// `unlocked`, `lastAttemptFailed` or `lockedOut`.
+    public var state: String
+    /// Wrong PINs still allowed before the lockout.
+    public var remainingTries: Int
+    /// Seconds before the next attempt is accepted (0: now).
+    public var coolDown: Int64
+
+    public init(state: String, remainingTries: Int, coolDown: Int64) {
+        self.state = state
+        self.remainingTries = remainingTries
+        self.coolDown = coolDown
+    }
+}
+
+/// `POST /v1/fido/authenticators/status {credentialId}`: a device asks for its PIN authenticator's status before a
+/// ceremony.
+public struct FidoStatusRequest: Codable, Sendable, Hashable {
+    /// The credential id, base64url.
+    public var credentialId: String
+    public init(credentialId: String) { self.credentialId = credentialId }
+}
+
+/// `GET /v1/fido/policy`: what the server accepts, for the SDK's authenticator selector and PIN enroller.
+public struct FidoPolicy: Codable, Sendable, Hashable {
+    public struct Pin: Codable, Sendable, Hashable {
+        public var minLength: Int
+        public var maxLength: Int
+        /// Wrong PINs before the lockout.
+        public var maxAttempts: Int
+        /// Seconds to wait after the 1st, 2nd, … wrong PIN (the last entry repeats).
+        public var coolDowns: [Int64]
+        public init(minLength: Int, maxLength: Int, maxAttempts: Int, coolDowns: [Int64]) {
+            self.minLength = minLength
+            self.maxLength = maxLength
+            self.maxAttempts = maxAttempts
+            self.coolDowns = coolDowns
+        }
+    }
+
+    public var rpId: String
+    /// `required` or `preferred`.
+    public var userVerification: String
+    /// AAGUIDs (lower-case hex, 32 digits) accepted; empty: any not denied.
+    public var allowedAaguids: [String]
+    public var deniedAaguids: [String]
+    /// Whether an attestation chaining to a trust anchor is required.
+    public var attestationRequired: Bool
+    public var maxAuthenticatorsPerUser: Int
+    public var pin: Pin
+
+    public init(
+        rpId: String, userVerification: String, allowedAaguids: [String], deniedAaguids: [String], attestationRequired: Bool,
+        maxAuthenticatorsPerUser: Int, pin: Pin
+    ) {
+        self.rpId = rpId
+        self.userVerification = userVerification
+        self.allowedAaguids = allowedAaguids
+        self.deniedAaguids = deniedAaguids
+        self.attestationRequired = attestationRequired
+        self.maxAuthenticatorsPerUser = maxAuthenticatorsPerUser
+        self.pin = pin
+    }
+}
+
+/// The authenticator models Latch's SDK implements, by AAGUID (lower-case hex). The server reads the model to say
+/// in `amr` what was used and to count PIN failures; the SDK's selector picks among them.
+public enum LatchAuthenticatorModel: String, CaseIterable, Codable, Sendable {
+    /// A PIN authenticator: the private key is derived from the PIN (scrypt) and a device-held salt.
+    case pin = "4c41544348004000800050494e000001"
+    /// A Secure Enclave key behind Face ID (Apple).
+    case face = "4c415443480040008000464143450001"
+    /// A Secure Enclave key behind Touch ID (Apple), or a fingerprint-bound hardware key.
+    case fingerprint = "4c415443480040008000465054000001"
+    /// A software key behind a software user verifier (Linux; development and tests).
+    case software = "4c415443480040008000535754000001"
+
+    /// The AAGUID's 16 bytes.
+    public var aaguid: [UInt8] {
+        var bytes: [UInt8] = []
+        var index = rawValue.startIndex
+        while index < rawValue.endIndex {
+            let next = rawValue.index(index, offsetBy: 2)
+            bytes.append(UInt8(rawValue[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        return bytes
+    }
+
+    /// RFC 8176 authentication method references a sign-in with this model adds.
+    public var methods: [String] {
+        switch self {
+        case .pin: ["pin", "swk"]
+        case .face: ["face", "hwk"]
+        case .fingerprint: ["fpt", "hwk"]
+        case .software: ["swk"]
+        }
+    }
+}
+
+/// `POST /v1/fido/pin-change/options {authenticatorId}`.
+public struct FidoPinChangeOptionsRequest: Codable, Sendable, Hashable {
+    public var authenticatorId: String
+    public init(authenticatorId: String) { self.authenticatorId = authenticatorId }
 }
 
 /// `GET /v1/me/authenticators`.

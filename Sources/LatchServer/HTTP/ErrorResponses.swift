@@ -24,7 +24,7 @@ enum ErrorStatus {
     /// A JSON error answer, `no-store`, with `WWW-Authenticate` where RFC 6750 / RFC 9470 ask for it.
     static func response(
         code: ErrorCode, message: String, status: HTTPResponse.Status? = nil, maxAge: Int? = nil,
-        extraHeaders: HTTPFields = [:]
+        members: [String: JSONValue] = [:], extraHeaders: HTTPFields = [:]
     ) -> Response {
         let status = status ?? self.status(for: code)
         var headers = extraHeaders
@@ -49,6 +49,10 @@ enum ErrorStatus {
         writer.beginObject()
         writer.member("error", code.rawValue)
         writer.member("error_description", message)
+        for (name, value) in members.sorted(by: { $0.key < $1.key }) {
+            writer.key(name)
+            writer.write(value)
+        }
         writer.endObject()
         return Response(status: status, headers: headers, body: .init(byteBuffer: JSONResponse.withNewline(writer.bytes)))
     }

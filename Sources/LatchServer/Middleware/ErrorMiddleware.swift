@@ -24,7 +24,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             } else {
                 context.logger.debug("request refused", metadata: ["code": "\(error.code)", "detail": "\(error.detail ?? "")"])
             }
-            return ErrorStatus.response(code: error.code, message: error.message, maxAge: error.maxAge)
+            return ErrorStatus.response(code: error.code, message: error.message, maxAge: error.maxAge, members: error.members)
         } catch let error as StoreUnavailableError {
             context.logger.error("store unavailable", metadata: ["error": "\(error.detail)"])
             return ErrorStatus.response(

@@ -11,7 +11,8 @@ import Logging
 /// accepts only that user's credentials, a discoverable one requires the `userHandle` to be the credential's user.
 /// The assertion is verified (W3C WebAuthn §7.2), then one unit of work consumes the ceremony, moves the counter
 /// forward (compare-and-set: a counter that did not grow is refused and recorded as a possible clone) and opens the
-/// session.
+/// session. A PIN authenticator (``LatchAuthenticatorModel/pin``) locked out or cooling down is refused first; its
+/// signature failures are wrong PINs, counted (`invalid_grant` with `pinStatus`).
 public struct WebAuthnGrant: TokenGrant {
     public var grantType: String { GrantType.webauthn }
 
@@ -60,7 +61,12 @@ public struct WebAuthnGrant: TokenGrant {
                 throw LatchError.invalidGrant("a discoverable sign-in needs the credential's user handle")
             }
         }
-        // Step 3. The assertion.
+        // Step 3. The policy: a model denied since registration no longer signs in; a PIN authenticator locked out
+        // or cooling down is refused before any check (nothing counted).
+        try fido.admitModel(Array(authenticator.aaguid))
+        let model = LatchAuthenticatorModel.of(authenticator)
+        try fido.settings.pin.admit(authenticator, now: now, code: .invalidGrant)
+        // Step 4. The assertion.
         var trace = AttestationTrace()
         let asserted: WebAuthnRelyingParty.VerifiedAssertion
         do {
@@ -69,13 +75,26 @@ public struct WebAuthnGrant: TokenGrant {
                 publicKey: try WebAuthnPublicKey(coseBytes: Array(authenticator.publicKeyCOSE)), storedSignCount: authenticator.signCount, userHandle: userHandle, trace: &trace)
         } catch {
             if error.code == .webauthnCounterRegressed { await flag(user: user, authenticator: authenticator) }
+            // A PIN authenticator's key comes from the PIN: a signature that does not verify is a wrong PIN, counted.
+            if error.code == .webauthnSignatureInvalid, model == .pin {
+                throw try await fido.countFailure(of: authenticator, user: user, code: .invalidGrant)
+            }
             throw LatchError.invalidGrant("\(error.step): \(error.detail)", detail: error.code.rawValue)
         }
-        // Step 4. One unit of work: ceremony consumed, counter moved, session opened.
-        let amr = [authenticator.backupEligible ? "swk" : "hwk", "user"] + (asserted.userVerified ? ["mfa"] : [])
+        if model == .pin, !asserted.userVerified { throw LatchError.invalidGrant("a PIN authenticator must set the UV flag") }
+        // Step 5. One unit of work: ceremony consumed, counter moved and failures cleared (compare-and-set on both),
+        // session opened.
         let signIn = VerifiedSignIn(
-            user: user, amr: amr, consumes: ceremony.consumes, usesAuthenticator: (authenticator.id, asserted.signCount))
+            user: user, amr: Self.methods(authenticator, model: model, userVerified: asserted.userVerified), consumes: ceremony.consumes,
+            usesAuthenticator: (authenticator.id, asserted.signCount, authenticator.failedAttempts))
         return try await sessions.open(signIn, client: request.client, scope: scope, now: now)
+    }
+
+    /// RFC 8176 `amr`: the Latch SDK model's methods (`pin`, `face`, `fpt` and the key's kind), else `hwk` or `swk`
+    /// (a backup-eligible passkey is a synced software key) and `user`; `mfa` when the user was verified.
+    static func methods(_ authenticator: Authenticator, model: LatchAuthenticatorModel?, userVerified: Bool) -> [String] {
+        let methods = model?.methods ?? [authenticator.backupEligible ? "swk" : "hwk"]
+        return methods + ["user"] + (userVerified ? ["mfa"] : [])
     }
 
     /// A counter that went back is recorded for the operator (a cloned authenticator is possible).
