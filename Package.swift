@@ -133,12 +133,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The Swift SDK apps use: Foundation, swift-crypto (through LatchJOSE) and the wire model only.
+        // The Swift SDK apps use: Foundation, swift-crypto (scrypt from CryptoExtras), LatchJOSE, LatchCBOR and the wire model only.
         .target(
             name: "LatchClient",
             dependencies: [
-                "LatchModel", "LatchJOSE",
+                "LatchModel", "LatchJOSE", "LatchCBOR",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -46,6 +46,7 @@ public actor UserClient {
         static let registration = "registration"
         static let pendingRegistration = "pending-registration"
         static let tokens = "tokens"
+        static let fidoCredentials = "fido-credentials"
     }
 
     /// The registered user on this device.
@@ -241,9 +242,9 @@ public actor UserClient {
     }
 
     /// A call with the access token; an answer saying the session ended signs this device out.
-    func authorized(_ method: String, _ path: String) async throws(UserClientError) -> HTTPResponseData {
+    func authorized(_ method: String, _ path: String, json: JSONValue? = nil) async throws(UserClientError) -> HTTPResponseData {
         let token = try await accessToken()
-        let response = try await send(method, path, bearer: token)
+        let response = try await send(method, path, json: json, bearer: token)
         guard (200..<300).contains(response.status) else {
             let error = UserClientError.from(status: response.status, body: response.body, headers: response.headers)
             if error == .notSignedIn {

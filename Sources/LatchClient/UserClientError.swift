@@ -27,6 +27,11 @@ public enum UserClientError: Error, Sendable, CustomStringConvertible {
     case serviceUnavailable
     /// The request did not reach the server or its answer was lost.
     case network(underlying: any Error)
+    /// A PIN authenticator's proof failed (a wrong PIN), or it is cooling down or locked out: the server's count
+    /// says which, how many tries remain and how long to wait.
+    case pinAttemptFailed(FidoPinStatus)
+    /// A new PIN does not meet the server's PIN policy; ask the user for another (recoverable).
+    case pinRefused(PinEnroller.Refusal)
     /// Any other error the server reported, with its stable code.
     case server(code: String, message: String?)
 
@@ -41,6 +46,11 @@ public enum UserClientError: Error, Sendable, CustomStringConvertible {
         case .invalidInput(let detail): "invalid input: \(detail)"
         case .serviceUnavailable: "service unavailable"
         case .network(let underlying): "network error: \(underlying)"
+        case .pinAttemptFailed(let status):
+            status.state == FidoPinStatus.lockedOut
+                ? "PIN authenticator locked out"
+                : "wrong PIN: \(status.remainingTries) tries remain" + (status.coolDown > 0 ? ", wait \(status.coolDown) s" : "")
+        case .pinRefused(let refusal): "PIN refused: \(refusal)"
         case .server(let code, let message): "server error \(code)" + (message.map { ": \($0)" } ?? "")
         }
     }
@@ -50,6 +60,7 @@ public enum UserClientError: Error, Sendable, CustomStringConvertible {
         guard let answer = try? JSONDecoder().decode(ErrorResponse.self, from: body) else {
             return status >= 500 ? .serviceUnavailable : .server(code: "http_\(status)", message: nil)
         }
+        if let status = answer.pinStatus { return .pinAttemptFailed(status) }
         switch answer.error {
         case .invalidToken: return .notSignedIn
         case .insufficientUserAuthentication:
@@ -81,6 +92,8 @@ extension UserClientError: Equatable {
             (.invalidConfiguration, .invalidConfiguration), (.invalidInput, .invalidInput):
             true
         case (.insufficientAuthentication(let a), .insufficientAuthentication(let b)): a == b
+        case (.pinAttemptFailed(let a), .pinAttemptFailed(let b)): a.state == b.state
+        case (.pinRefused(let a), .pinRefused(let b)): a == b
         case (.server(let a, _), .server(let b, _)): a == b
         default: false
         }

@@ -9,13 +9,13 @@ import LatchModel
 ///
 /// Exit codes, stable for scripts: 0 done; 1 the server refused (other errors); 2 usage; 3 server unreachable;
 /// 4 not registered; 5 not signed in (or the session ended); 6 not authorized; 7 a more recent sign-in is needed;
-/// 8 already registered.
+/// 8 already registered; 9 a wrong PIN, or a PIN authenticator cooling down or locked out.
 struct Device: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A simulated device using the Swift SDK: register, sign in, refresh, sign out, de-register.",
         subcommands: [
             Register.self, SignIn.self, Refresh.self, WhoAmI.self, Status.self, SignOut.self, GlobalSignOut.self,
-            Deregister.self, Reset.self,
+            Deregister.self, Reset.self, Fido.self,
         ])
 
     /// Where the device keeps its state and which server it talks to; accepted after every subcommand.
@@ -100,7 +100,8 @@ struct Device: AsyncParsableCommand {
         case .notAuthorized: 6
         case .insufficientAuthentication: 7
         case .alreadyRegistered: 8
-        case .invalidConfiguration, .invalidInput: 2
+        case .invalidConfiguration, .invalidInput, .pinRefused: 2
+        case .pinAttemptFailed: 9
         case .server: 1
         }
     }

@@ -134,14 +134,18 @@ public struct ErrorResponse: Codable, Sendable, Equatable {
     public var error: ErrorCode
     /// A human-readable explanation; may change between releases.
     public var errorDescription: String?
+    /// A PIN authenticator's status after a failed or refused attempt.
+    public var pinStatus: FidoPinStatus?
 
-    public init(error: ErrorCode, errorDescription: String?) {
+    public init(error: ErrorCode, errorDescription: String?, pinStatus: FidoPinStatus? = nil) {
         self.error = error
         self.errorDescription = errorDescription
+        self.pinStatus = pinStatus
     }
 
     enum CodingKeys: String, CodingKey {
         case error
         case errorDescription = "error_description"
+        case pinStatus
     }
 }

@@ -1,0 +1,190 @@
+import Crypto
+import Foundation
+import LatchJOSE
+import LatchModel
+
+extension UserClient {
+    /// A FIDO credential this device holds: which authenticator made it, and what restores its key.
+    struct FidoCredential: Codable {
+        var authenticatorId: String
+        var credentialId: String
+        var model: LatchAuthenticatorModel
+        var userHandle: String
+        var material: Data
+    }
+
+    var fidoCredentials: [FidoCredential] { load([FidoCredential].self, Item.fidoCredentials) ?? [] }
+
+    /// The WebAuthn origin this app signs: the server's origin (what Latch accepts by default).
+    var fidoOrigin: String {
+        let url = configuration.serverURL
+        var origin = (url.scheme ?? "https") + "://" + (url.host ?? "localhost")
+        if let port = url.port { origin += ":\(port)" }
+        return origin
+    }
+
+    // MARK: Policy
+
+    /// What the server accepts (`GET /v1/fido/policy`): for ``AuthenticatorSelector`` and ``PinEnroller``.
+    public func fidoPolicy() async throws(UserClientError) -> FidoPolicy {
+        let response = try await send("GET", "v1/fido/policy")
+        return try Self.decode(FidoPolicy.self, response)
+    }
+
+    // MARK: Registration
+
+    /// Registers `authenticator` to the signed-in user: the server's options, a new key (from the PIN, for a PIN
+    /// authenticator — checked first against the server's PIN policy), a `packed` self attestation; the device keeps
+    /// what restores the key. Returns the server's view of the new authenticator.
+    @discardableResult
+    public func registerFidoAuthenticator(_ authenticator: any FidoAuthenticator, pin: String? = nil, name: String? = nil)
+        async throws(UserClientError) -> FidoAuthenticatorInfo
+    {
+        if authenticator.model == .pin {
+            guard let pin else { throw .invalidInput("a PIN authenticator needs the PIN") }
+            try await checkPolicy(pin)
+        }
+        let options = try Self.json(try await authorized("POST", "v1/fido/registration/options", json: .object([:])))
+        guard let ceremonyID = options["ceremonyId"]?.stringValue, let publicKey = options["publicKey"],
+            let challenge = publicKey["challenge"]?.stringValue, let rpID = publicKey["rp"]?["id"]?.stringValue,
+            let userHandle = publicKey["user"]?["id"]?.stringValue
+        else { throw .invalidInput("malformed registration options") }
+        let key = try await authenticator.createKey(pin: pin)
+        var credentialID = [UInt8](repeating: 0, count: 32)
+        for index in credentialID.indices { credentialID[index] = UInt8.random(in: 0...255) }
+        let credential = try await WebAuthnMessages.registration(
+            credentialID: credentialID, aaguid: authenticator.model.aaguid, publicKey: key.publicKey, rpID: rpID, origin: fidoOrigin,
+            challenge: challenge
+        ) { message throws(UserClientError) in try await authenticator.sign(message, material: key.material, pin: pin) }
+        var body: [String: JSONValue] = ["ceremonyId": .string(ceremonyID), "credential": credential]
+        if let name { body["name"] = .string(name) }
+        let info = try Self.decode(FidoAuthenticatorInfo.self, try await authorized("POST", "v1/fido/registration", json: .object(body)))
+        try save(
+            fidoCredentials + [
+                FidoCredential(
+                    authenticatorId: info.id, credentialId: Base64URL.encode(Data(credentialID)), model: authenticator.model, userHandle: userHandle,
+                    material: key.material)
+            ], Item.fidoCredentials)
+        return info
+    }
+
+    // MARK: Sign-in
+
+    /// Signs in with the credential `authenticator` registered on this device (a discoverable ceremony: the user
+    /// handle names the user). A wrong PIN throws ``UserClientError/pinAttemptFailed(_:)`` with the server's count.
+    @discardableResult
+    public func signInWithFido(_ authenticator: any FidoAuthenticator, pin: String? = nil) async throws(UserClientError) -> AuthenticationTokens {
+        guard let stored = fidoCredentials.last(where: { $0.model == authenticator.model }), let credentialID = Base64URL.decode(stored.credentialId)
+        else { throw .notRegistered }
+        setStatus(.signingIn)
+        do throws(UserClientError) {
+            let options = try Self.json(try await send("POST", "v1/fido/authentication/options", json: JSONValue.object([:])))
+            guard let ceremonyID = options["ceremonyId"]?.stringValue, let challenge = options["publicKey"]?["challenge"]?.stringValue,
+                let rpID = options["publicKey"]?["rpId"]?.stringValue
+            else { throw UserClientError.invalidInput("malformed authentication options") }
+            let assertion = try await WebAuthnMessages.assertion(
+                credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
+            ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: pin) }
+            let response = try await send(
+                "POST", "oauth2/token",
+                form: [
+                    ("grant_type", GrantType.webauthn), ("ceremony_id", ceremonyID),
+                    ("credential", String(decoding: assertion.serialized(), as: UTF8.self)), ("client_id", configuration.clientId),
+                ])
+            guard response.status == 200 else { throw UserClientError.from(status: response.status, body: response.body, headers: response.headers) }
+            return try storeTokens(response)
+        } catch {
+            setStatus(.notSignedIn(.signInFailed))
+            throw error
+        }
+    }
+
+    // MARK: Status, list, deregistration
+
+    /// The server's count for this device's PIN authenticator, before a ceremony.
+    public func pinStatus() async throws(UserClientError) -> FidoPinStatus {
+        guard let stored = fidoCredentials.last(where: { $0.model == .pin }) else { throw .notRegistered }
+        let response = try await send("POST", "v1/fido/authenticators/status", json: FidoStatusRequest(credentialId: stored.credentialId))
+        return try Self.decode(FidoPinStatus.self, response)
+    }
+
+    /// The signed-in user's authenticators (on every device).
+    public func fidoAuthenticators() async throws(UserClientError) -> [FidoAuthenticatorInfo] {
+        try Self.decode(FidoAuthenticatorList.self, try await authorized("GET", "v1/me/authenticators")).authenticators
+    }
+
+    /// Deregisters one authenticator (needs a recent sign-in) and forgets its key here if this device holds it.
+    public func deleteFidoAuthenticator(id: String) async throws(UserClientError) {
+        _ = try await authorized("DELETE", "v1/me/authenticators/\(id)")
+        try save(fidoCredentials.filter { $0.authenticatorId != id }, Item.fidoCredentials)
+    }
+
+    /// Deregisters every authenticator of the user (needs a recent sign-in) and forgets this device's keys.
+    public func deleteAllFidoAuthenticators() async throws(UserClientError) {
+        _ = try await authorized("DELETE", "v1/me/authenticators")
+        remove(Item.fidoCredentials)
+    }
+
+    // MARK: PIN change
+
+    /// Changes the PIN of this device's PIN authenticator: proves `oldPin` (a wrong one counts at the server like a
+    /// sign-in's) and registers the key `newPin` derives, under the same credential; the server swaps the keys in one
+    /// step. The new PIN is checked against the policy first.
+    @discardableResult
+    public func changePin(_ authenticator: PinAuthenticator, oldPin: String, newPin: String) async throws(UserClientError) -> FidoAuthenticatorInfo {
+        guard let stored = fidoCredentials.last(where: { $0.model == .pin }), let credentialID = Base64URL.decode(stored.credentialId) else {
+            throw .notRegistered
+        }
+        try await checkPolicy(newPin)
+        let options = try Self.json(
+            try await authorized("POST", "v1/fido/pin-change/options", json: .object(["authenticatorId": .string(stored.authenticatorId)])))
+        guard let ceremonyID = options["ceremonyId"]?.stringValue, let challenge = options["publicKey"]?["challenge"]?.stringValue,
+            let rpID = options["publicKey"]?["rpId"]?.stringValue
+        else { throw .invalidInput("malformed PIN change options") }
+        let assertion = try await WebAuthnMessages.assertion(
+            credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
+        ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: oldPin) }
+        let key = try await authenticator.createKey(pin: newPin)
+        let credential = try await WebAuthnMessages.registration(
+            credentialID: Array(credentialID), aaguid: authenticator.model.aaguid, publicKey: key.publicKey, rpID: rpID, origin: fidoOrigin,
+            challenge: challenge
+        ) { message throws(UserClientError) in try await authenticator.sign(message, material: key.material, pin: newPin) }
+        let info = try Self.decode(
+            FidoAuthenticatorInfo.self,
+            try await authorized(
+                "POST", "v1/fido/pin-change",
+                json: .object([
+                    "ceremonyId": .string(ceremonyID), "authenticatorId": .string(stored.authenticatorId), "assertion": assertion,
+                    "credential": credential,
+                ])))
+        try save(
+            fidoCredentials.map { $0.authenticatorId == stored.authenticatorId ? FidoCredential(
+                authenticatorId: $0.authenticatorId, credentialId: $0.credentialId, model: $0.model, userHandle: $0.userHandle,
+                material: key.material) : $0 }, Item.fidoCredentials)
+        return info
+    }
+
+    /// A new PIN checked against the server's PIN policy.
+    func checkPolicy(_ pin: String) async throws(UserClientError) {
+        let enroller = PinEnroller(policy: try await fidoPolicy().pin)
+        do {
+            try enroller.validate(pin)
+        } catch {
+            throw .pinRefused(error)
+        }
+    }
+
+    // MARK: Answers
+
+    static func json(_ response: HTTPResponseData) throws(UserClientError) -> JSONValue {
+        guard (200..<300).contains(response.status) else { throw UserClientError.from(status: response.status, body: response.body, headers: response.headers) }
+        guard let value = try? JSONValue.parse(response.body), value.objectValue != nil else { throw .invalidInput("malformed answer") }
+        return value
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ response: HTTPResponseData) throws(UserClientError) -> T {
+        guard (200..<300).contains(response.status) else { throw UserClientError.from(status: response.status, body: response.body, headers: response.headers) }
+        guard let value = try? JSONDecoder().decode(T.self, from: response.body) else { throw .invalidInput("malformed answer") }
+        return value
+    }
+}
