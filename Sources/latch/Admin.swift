@@ -100,7 +100,8 @@ struct Admin: AsyncParsableCommand {
 
     struct Users: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "users", abstract: "Registered users.", subcommands: [List.self, Get.self, Delete.self, SignOut.self])
+            commandName: "users", abstract: "Registered users.",
+            subcommands: [List.self, Get.self, Delete.self, SignOut.self, Authenticators.self])
 
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "List users, a page at a time.")
@@ -134,6 +135,48 @@ struct Admin: AsyncParsableCommand {
             @Argument var id: String
             func run() async throws {
                 AdminHTTP.printJSON(try await AdminHTTP(options: server).send("POST", "/admin/v1/users/\(id.pathEscaped)/sign-out"))
+            }
+        }
+
+        struct Authenticators: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "A user's FIDO authenticators: list, unlock a locked-out PIN authenticator, delete one or all.",
+                subcommands: [List.self, Unlock.self, Delete.self])
+
+            struct List: AsyncParsableCommand {
+                static let configuration = CommandConfiguration(abstract: "List a user's authenticators (with PIN status).")
+                @OptionGroup var server: ServerOptions
+                @Argument(help: "The user's id.") var user: String
+                func run() async throws {
+                    AdminHTTP.printJSON(try await AdminHTTP(options: server).send("GET", "/admin/v1/users/\(user.pathEscaped)/authenticators"))
+                }
+            }
+
+            struct Unlock: AsyncParsableCommand {
+                static let configuration = CommandConfiguration(abstract: "Clear a PIN authenticator's failure count (unlock it).")
+                @OptionGroup var server: ServerOptions
+                @Argument(help: "The user's id.") var user: String
+                @Argument(help: "The authenticator's id.") var authenticator: String
+                func run() async throws {
+                    AdminHTTP.printJSON(
+                        try await AdminHTTP(options: server).send(
+                            "POST", "/admin/v1/users/\(user.pathEscaped)/authenticators/\(authenticator.pathEscaped)/unlock"))
+                }
+            }
+
+            struct Delete: AsyncParsableCommand {
+                static let configuration = CommandConfiguration(abstract: "Delete one of a user's authenticators, or all with --all.")
+                @OptionGroup var server: ServerOptions
+                @Argument(help: "The user's id.") var user: String
+                @Argument(help: "The authenticator's id.") var authenticator: String?
+                @Flag(help: "Every authenticator of the user.") var all = false
+                func validate() throws {
+                    guard (authenticator == nil) != !all else { throw ValidationError("give an authenticator id or --all") }
+                }
+                func run() async throws {
+                    let path = "/admin/v1/users/\(user.pathEscaped)/authenticators" + (authenticator.map { "/\($0.pathEscaped)" } ?? "")
+                    _ = try await AdminHTTP(options: server).send("DELETE", path)
+                }
             }
         }
     }
