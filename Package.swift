@@ -147,7 +147,7 @@ let package = Package(
         .target(
             name: "LatchTesting",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchCore",
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchCBOR",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ],

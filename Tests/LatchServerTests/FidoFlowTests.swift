@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTPTypes
+import LatchApp
 import LatchAttestation
 import LatchCBOR
 import LatchCore
@@ -8,63 +9,6 @@ import LatchJOSE
 import LatchModel
 import LatchTesting
 import Testing
-
-/// A software FIDO authenticator for the tests: a P-256 credential, `none` attestation, a counter.
-final class SoftwareAuthenticator: @unchecked Sendable {
-    let key = P256.Signing.PrivateKey()
-    let credentialID = Array(SHA256.hash(data: Array(UUID().uuidString.utf8)))
-    let rpID: String
-    let origin: String
-    var counter: UInt32 = 0
-
-    init(rpID: String, origin: String) {
-        self.rpID = rpID
-        self.origin = origin
-    }
-
-    func clientData(_ type: String, challenge: String) -> [UInt8] {
-        Array(#"{"type":"\#(type)","challenge":"\#(challenge)","origin":"\#(origin)","crossOrigin":false}"#.utf8)
-    }
-
-    /// A RegistrationResponseJSON for `challenge` (base64url).
-    func register(challenge: String) -> JSONValue {
-        var authData = Array(SHA256.hash(data: Array(rpID.utf8)))
-        authData.append(0x45)  // UP | UV | AT
-        authData += [0, 0, 0, 0] + [UInt8](repeating: 0xAA, count: 16) + [0, UInt8(credentialID.count)] + credentialID
-        let raw = Array(key.publicKey.rawRepresentation)
-        authData += CBORValue.map([
-            .init(.unsigned(1), .unsigned(2)), .init(.unsigned(3), .int(-7)), .init(.int(-1), .unsigned(1)),
-            .init(.int(-2), .bytes(Array(raw[..<32]))), .init(.int(-3), .bytes(Array(raw[32...]))),
-        ]).encoded
-        let object = CBORValue.map([.init(.text("fmt"), .text("none")), .init(.text("attStmt"), .map([])), .init(.text("authData"), .bytes(authData))])
-        let id = Base64URL.encode(Data(credentialID))
-        return .object([
-            "id": .string(id), "rawId": .string(id), "type": "public-key", "clientExtensionResults": .object([:]),
-            "response": .object([
-                "clientDataJSON": .string(Base64URL.encode(Data(clientData("webauthn.create", challenge: challenge)))),
-                "attestationObject": .string(Base64URL.encode(Data(object.encoded))),
-            ]),
-        ])
-    }
-
-    /// An AuthenticationResponseJSON for `challenge`, with the counter moved to `counter` (default: one more).
-    func assert(challenge: String, userHandle: String?, counter next: UInt32? = nil) throws -> String {
-        counter = next ?? counter + 1
-        var authData = Array(SHA256.hash(data: Array(rpID.utf8)))
-        authData.append(0x05)  // UP | UV
-        authData += [UInt8(counter >> 24), UInt8(counter >> 16 & 0xFF), UInt8(counter >> 8 & 0xFF), UInt8(counter & 0xFF)]
-        let data = clientData("webauthn.get", challenge: challenge)
-        let signature = try key.signature(for: authData + Array(SHA256.hash(data: data)))
-        let id = Base64URL.encode(Data(credentialID))
-        var response: [String: JSONValue] = [
-            "clientDataJSON": .string(Base64URL.encode(Data(data))), "authenticatorData": .string(Base64URL.encode(Data(authData))),
-            "signature": .string(Base64URL.encode(signature.derRepresentation)),
-        ]
-        if let userHandle { response["userHandle"] = .string(userHandle) }
-        let credential: JSONValue = .object(["id": .string(id), "rawId": .string(id), "type": "public-key", "response": .object(response)])
-        return String(decoding: credential.serialized(), as: UTF8.self)
-    }
-}
 
 @Suite("FIDO authenticators over HTTP")
 struct FidoFlowTests {
@@ -75,7 +19,7 @@ struct FidoFlowTests {
             let user = try await client.registerWithTestKey(username: "fido-user", deviceKey: deviceKey)
             let signedIn = try await client.signInWithKey(username: user.username, deviceKey: deviceKey).decode(TokenResponse.self)
             let bearer = signedIn.accessToken
-            let authenticator = SoftwareAuthenticator(rpID: "latch.test", origin: "https://latch.test")
+            let authenticator = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test")
 
             // Registration.
             let options = try await client.postJSON("/v1/fido/registration/options", [String: String](), bearer: bearer)
@@ -124,6 +68,187 @@ struct FidoFlowTests {
             let deleted = try await client.send(.delete, "/v1/me/authenticators/\(id)", headers: [.authorization: "Bearer \(bearer)"])
             #expect(deleted.status == .noContent)
             #expect(try await signIn(username: user.username, userHandle: nil).code == "invalid_grant")
+        }
+    }
+}
+
+@Suite("PIN authenticators: the server counts wrong PINs")
+struct PinAuthenticatorTests {
+    /// A signed-in user with one registered PIN-model authenticator; `post` sends JSON with the user's bearer.
+    struct Setup {
+        let client: Client
+        let user: RegistrationResponse
+        let bearer: String
+        let authenticator: TestWebAuthnAuthenticator
+        let id: String
+
+        static func make(_ client: Client, name: String = "pin-user") async throws -> Setup {
+            let deviceKey = try PrivateKey.generate(.ES256)
+            let user = try await client.registerWithTestKey(username: name, deviceKey: deviceKey)
+            let bearer = try await client.signInWithKey(username: user.username, deviceKey: deviceKey).decode(TokenResponse.self).accessToken
+            let authenticator = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test", aaguid: LatchAuthenticatorModel.pin.aaguid)
+            let options = try await Self.post(client, "/v1/fido/registration/options", .object([:]), bearer: bearer)
+            let challenge = try #require(options.json["publicKey"]?["challenge"]?.stringValue)
+            let registered = try await Self.post(
+                client, "/v1/fido/registration",
+                .object(["ceremonyId": options.json["ceremonyId"] ?? .null, "credential": authenticator.register(challenge: challenge)]), bearer: bearer)
+            #expect(registered.status == .created, "\(String(decoding: registered.body, as: UTF8.self))")
+            return Setup(client: client, user: user, bearer: bearer, authenticator: authenticator, id: try #require(registered.json["id"]?.stringValue))
+        }
+
+        static func post(_ client: Client, _ path: String, _ json: JSONValue, bearer: String? = nil) async throws -> Reply {
+            var headers: HTTPFields = [.contentType: "application/json"]
+            if let bearer { headers[.authorization] = "Bearer \(bearer)" }
+            return try await client.send(.post, path, headers: headers, body: String(decoding: json.serialized(), as: UTF8.self))
+        }
+
+        /// A sign-in with the right PIN (`wrong: false`) or a wrong one (another key signs).
+        func signIn(wrong: Bool) async throws -> Reply {
+            let options = try await Self.post(client, "/v1/fido/authentication/options", .object([:]))
+            let challenge = try #require(options.json["publicKey"]?["challenge"]?.stringValue)
+            authenticator.signWith = wrong ? P256.Signing.PrivateKey() : nil
+            let credential = try authenticator.assert(challenge: challenge, userHandle: Base64URL.encode(Data(user.userId.utf8)), counter: 0)
+            return try await client.postForm(
+                "/oauth2/token",
+                [("grant_type", GrantType.webauthn), ("ceremony_id", options.json["ceremonyId"]?.stringValue ?? ""), ("credential", credential)])
+        }
+
+        func status() async throws -> JSONValue {
+            try await Self.post(client, "/v1/fido/authenticators/status", .object(["credentialId": .string(authenticator.credentialIDString)])).json
+        }
+    }
+
+    @Test("Wrong PINs count down with growing cool-downs, then lock; a locked one refuses the right PIN; an admin unlocks it; amr says pin")
+    func lockout() async throws {
+        try await Deployment.make { $0.fidoPin.coolDowns = [0, 10, 30] }.run { client in
+            let setup = try await Setup.make(client)
+            #expect(try await setup.status() == ["state": "unlocked", "remainingTries": 5, "coolDown": 0])
+            let good = try await setup.signIn(wrong: false)
+            #expect(good.status == .ok, "\(String(decoding: good.body, as: UTF8.self))")
+            let claims = try verifyAgainstJWKS(
+                try good.decode(TokenResponse.self).idToken, jwks: try await client.get("/.well-known/jwks.json").decode(JSONWebKeySet.self))
+            #expect(claims["amr"] == ["pin", "swk", "user", "mfa"])
+
+            // 1st wrong PIN: no wait; 2nd: 10 s; inside the cool-down even the right PIN is refused, uncounted.
+            let first = try await setup.signIn(wrong: true)
+            #expect(first.code == "invalid_grant")
+            #expect(first.json["pinStatus"] == ["state": "lastAttemptFailed", "remainingTries": 4, "coolDown": 0])
+            let second = try await setup.signIn(wrong: true)
+            #expect(second.json["pinStatus"] == ["state": "lastAttemptFailed", "remainingTries": 3, "coolDown": 10])
+            let waiting = try await setup.signIn(wrong: false)
+            #expect(waiting.code == "invalid_grant")
+            #expect(waiting.json["pinStatus"]?["remainingTries"] == 3)
+            client.deployment.clock.advance(by: 4)
+            #expect(try await setup.status() == ["state": "lastAttemptFailed", "remainingTries": 3, "coolDown": 6])
+            client.deployment.clock.advance(by: 6)
+            // The right PIN after the cool-down: signed in, the count cleared.
+            #expect(try await setup.signIn(wrong: false).status == .ok)
+            #expect(try await setup.status()["state"] == "unlocked")
+
+            // Five wrong PINs (cool-downs waited out): locked; the right PIN is refused; nothing more is counted.
+            for attempt in 1...5 {
+                let reply = try await setup.signIn(wrong: true)
+                #expect(reply.json["pinStatus"]?["remainingTries"] == .int(Int64(5 - attempt)))
+                client.deployment.clock.advance(by: 30)
+            }
+            #expect(try await setup.status() == ["state": "lockedOut", "remainingTries": 0, "coolDown": 0])
+            let locked = try await setup.signIn(wrong: false)
+            #expect(locked.code == "invalid_grant")
+            #expect(locked.json["pinStatus"]?["state"] == "lockedOut")
+            let listed = try await client.admin(.get, "/admin/v1/users/\(setup.user.userId)/authenticators").decode(FidoAuthenticatorList.self)
+            #expect(listed.authenticators.first?.pinStatus?.state == FidoPinStatus.lockedOut)
+
+            // An admin unlocks it; the user signs in again.
+            #expect(try await client.admin(.post, "/admin/v1/users/\(setup.user.userId)/authenticators/nope/unlock").status == .notFound)
+            let unlocked = try await client.admin(.post, "/admin/v1/users/\(setup.user.userId)/authenticators/\(setup.id)/unlock")
+            #expect(unlocked.json["pinStatus"]?["state"] == "unlocked")
+            #expect(try await setup.signIn(wrong: false).status == .ok)
+            // Unknown credential ids and non-PIN authenticators have no PIN status.
+            let unknown = try await Setup.post(client, "/v1/fido/authenticators/status", .object(["credentialId": "AAAAAAAAAAAAAAAAAAAAAA"]))
+            #expect(unknown.status == .notFound)
+            #expect(try await Setup.post(client, "/v1/fido/authenticators/status", .object(["credentialId": "%%"])).code == "invalid_input")
+        }
+    }
+
+    @Test("A PIN change proves the old PIN (a wrong one counts) and swaps the key in one step; the old PIN stops working")
+    func pinChange() async throws {
+        try await Deployment.make { $0.fidoPin.coolDowns = [0] }.run { client in
+            let setup = try await Setup.make(client, name: "pin-changer")
+            func change(oldWrong: Bool, newKey: P256.Signing.PrivateKey, authenticatorID: String? = nil) async throws -> Reply {
+                let options = try await Setup.post(
+                    client, "/v1/fido/pin-change/options", .object(["authenticatorId": .string(authenticatorID ?? setup.id)]), bearer: setup.bearer)
+                guard options.status == .ok else { return options }
+                let challenge = try #require(options.json["publicKey"]?["challenge"]?.stringValue)
+                setup.authenticator.signWith = oldWrong ? P256.Signing.PrivateKey() : nil
+                let assertion = try setup.authenticator.assertion(challenge: challenge, userHandle: nil, counter: 0)
+                return try await Setup.post(
+                    client, "/v1/fido/pin-change",
+                    .object([
+                        "ceremonyId": options.json["ceremonyId"] ?? .null, "authenticatorId": .string(setup.id), "assertion": assertion,
+                        "credential": setup.authenticator.register(challenge: challenge, key: newKey),
+                    ]), bearer: setup.bearer)
+            }
+            let newKey = P256.Signing.PrivateKey()
+            let wrong = try await change(oldWrong: true, newKey: newKey)
+            #expect(wrong.code == "pin_attempt_failed")
+            #expect(wrong.json["pinStatus"]?["remainingTries"] == 4)
+            #expect(try await change(oldWrong: false, newKey: newKey, authenticatorID: "nope").status == .notFound)
+            let changed = try await change(oldWrong: false, newKey: newKey)
+            #expect(changed.status == .ok, "\(String(decoding: changed.body, as: UTF8.self))")
+            #expect(changed.json["pinStatus"]?["state"] == "unlocked")
+            // The old key (PIN) now fails and counts; the new one signs in.
+            #expect(try await setup.signIn(wrong: false).json["pinStatus"]?["remainingTries"] == 4)
+            setup.authenticator.signWith = newKey
+            let options = try await Setup.post(client, "/v1/fido/authentication/options", .object([:]))
+            let credential = try setup.authenticator.assert(
+                challenge: try #require(options.json["publicKey"]?["challenge"]?.stringValue), userHandle: Base64URL.encode(Data(setup.user.userId.utf8)),
+                counter: 0)
+            let signedIn = try await client.postForm(
+                "/oauth2/token",
+                [("grant_type", GrantType.webauthn), ("ceremony_id", options.json["ceremonyId"]?.stringValue ?? ""), ("credential", credential)])
+            #expect(signedIn.status == .ok, "\(String(decoding: signedIn.body, as: UTF8.self))")
+        }
+    }
+
+    @Test("Policy: published; a denied model cannot register (nothing written); the most authenticators per user; delete all")
+    func policy() async throws {
+        let deployment = try await Deployment.make {
+            $0.fidoDeniedAAGUIDs = [LatchAuthenticatorModel.software.rawValue]
+            $0.fidoMaxAuthenticatorsPerUser = 2
+        }
+        try await deployment.run { client in
+            let policy = try await client.get("/v1/fido/policy").decode(FidoPolicy.self)
+            #expect(policy.deniedAaguids == [LatchAuthenticatorModel.software.rawValue])
+            #expect(policy.pin.minLength == 6 && policy.pin.maxAttempts == 5 && policy.maxAuthenticatorsPerUser == 2)
+            let setup = try await Setup.make(client, name: "policy-user")
+            // A denied model: refused, nothing written.
+            let denied = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test", aaguid: LatchAuthenticatorModel.software.aaguid)
+            let options = try await Setup.post(client, "/v1/fido/registration/options", .object([:]), bearer: setup.bearer)
+            let before = try await deployment.count("authenticators")
+            let refused = try await Setup.post(
+                client, "/v1/fido/registration",
+                .object([
+                    "ceremonyId": options.json["ceremonyId"] ?? .null,
+                    "credential": denied.register(challenge: try #require(options.json["publicKey"]?["challenge"]?.stringValue)),
+                ]), bearer: setup.bearer)
+            #expect(refused.code == "authenticator_not_allowed")
+            #expect(try await deployment.count("authenticators") == before)
+            // A second one fits, a third does not.
+            let second = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test")
+            let again = try await Setup.post(client, "/v1/fido/registration/options", .object([:]), bearer: setup.bearer)
+            let added = try await Setup.post(
+                client, "/v1/fido/registration",
+                .object([
+                    "ceremonyId": again.json["ceremonyId"] ?? .null,
+                    "credential": second.register(challenge: try #require(again.json["publicKey"]?["challenge"]?.stringValue)),
+                ]), bearer: setup.bearer)
+            #expect(added.status == .created)
+            #expect(try await Setup.post(client, "/v1/fido/registration/options", .object([:]), bearer: setup.bearer).code == "conflict")
+            // Delete all (a recent sign-in): none left; sign-in with the PIN one fails.
+            let deleted = try await client.send(.delete, "/v1/me/authenticators", headers: [.authorization: "Bearer \(setup.bearer)"])
+            #expect(deleted.status == .noContent)
+            #expect(try await client.get("/v1/me/authenticators", bearer: setup.bearer).decode(FidoAuthenticatorList.self).authenticators.isEmpty)
+            #expect(try await setup.signIn(wrong: false).code == "invalid_grant")
         }
     }
 }

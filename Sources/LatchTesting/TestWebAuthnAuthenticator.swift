@@ -1,0 +1,67 @@
+import Crypto
+import Foundation
+import LatchCBOR
+import LatchJOSE
+import LatchModel
+
+/// A software FIDO authenticator for tests: a P-256 credential, `none` attestation, a counter, any AAGUID (the PIN
+/// model's, say). ``signWith`` swaps the signing key — a wrong PIN, as the server sees it.
+public final class TestWebAuthnAuthenticator: @unchecked Sendable {
+    public let key = P256.Signing.PrivateKey()
+    public let credentialID = Array(SHA256.hash(data: Array(UUID().uuidString.utf8)))
+    public let rpID: String
+    public let origin: String
+    public let aaguid: [UInt8]
+    public var counter: UInt32 = 0
+    /// The key assertions are signed with (the credential's key unless swapped).
+    public var signWith: P256.Signing.PrivateKey?
+
+    public init(rpID: String, origin: String, aaguid: [UInt8] = [UInt8](repeating: 0xAA, count: 16)) {
+        self.rpID = rpID
+        self.origin = origin
+        self.aaguid = aaguid
+    }
+
+    public var credentialIDString: String { Base64URL.encode(Data(credentialID)) }
+
+    func clientData(_ type: String, challenge: String) -> [UInt8] {
+        Array(#"{"type":"\#(type)","challenge":"\#(challenge)","origin":"\#(origin)","crossOrigin":false}"#.utf8)
+    }
+
+    /// A RegistrationResponseJSON for `challenge` (base64url), with `key` (default: the credential's).
+    public func register(challenge: String, key: P256.Signing.PrivateKey? = nil) -> JSONValue {
+        var authData = Array(SHA256.hash(data: Array(rpID.utf8)))
+        authData.append(0x45)  // UP | UV | AT
+        authData += [0, 0, 0, 0] + aaguid + [0, UInt8(credentialID.count)] + credentialID
+        authData += PublicKey(p256: (key ?? self.key).publicKey).coseKey.encoded
+        let object = CBORValue.map([.init(.text("fmt"), .text("none")), .init(.text("attStmt"), .map([])), .init(.text("authData"), .bytes(authData))])
+        return .object([
+            "id": .string(credentialIDString), "rawId": .string(credentialIDString), "type": "public-key", "clientExtensionResults": .object([:]),
+            "response": .object([
+                "clientDataJSON": .string(Base64URL.encode(Data(clientData("webauthn.create", challenge: challenge)))),
+                "attestationObject": .string(Base64URL.encode(Data(object.encoded))),
+            ]),
+        ])
+    }
+
+    /// An AuthenticationResponseJSON for `challenge`, with the counter moved to `counter` (default: one more).
+    public func assertion(challenge: String, userHandle: String?, counter next: UInt32? = nil) throws -> JSONValue {
+        counter = next ?? counter + 1
+        var authData = Array(SHA256.hash(data: Array(rpID.utf8)))
+        authData.append(0x05)  // UP | UV
+        authData += [UInt8(counter >> 24), UInt8(counter >> 16 & 0xFF), UInt8(counter >> 8 & 0xFF), UInt8(counter & 0xFF)]
+        let data = clientData("webauthn.get", challenge: challenge)
+        let signature = try (signWith ?? key).signature(for: authData + Array(SHA256.hash(data: data)))
+        var response: [String: JSONValue] = [
+            "clientDataJSON": .string(Base64URL.encode(Data(data))), "authenticatorData": .string(Base64URL.encode(Data(authData))),
+            "signature": .string(Base64URL.encode(signature.derRepresentation)),
+        ]
+        if let userHandle { response["userHandle"] = .string(userHandle) }
+        return .object(["id": .string(credentialIDString), "rawId": .string(credentialIDString), "type": "public-key", "response": .object(response)])
+    }
+
+    /// The assertion as the token endpoint's `credential` parameter (a JSON string).
+    public func assert(challenge: String, userHandle: String?, counter next: UInt32? = nil) throws -> String {
+        String(decoding: try assertion(challenge: challenge, userHandle: userHandle, counter: next).serialized(), as: UTF8.self)
+    }
+}
