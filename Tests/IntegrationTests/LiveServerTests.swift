@@ -140,6 +140,24 @@ struct LiveServerTests {
         _ = try await server.terminate()
     }
 
+    @Test("The FIDO walkthrough: a PIN authenticator through latch device fido locks after five wrong PINs, an admin unlocks it; python-fido2 credentials over HTTP")
+    func fidoWalkthrough() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try LatchServer(
+            dataDirectory: directory.path + "/data", port: try freePort(),
+            environment: ["LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH_FIDO_PIN_COOL_DOWNS": "0", "LATCH_RATE_LIMIT_PER_MINUTE": "0"])
+        try await server.waitUntilListening()
+        let (status, output) = try await run(
+            "/bin/bash", [packageRoot.appendingPathComponent("scripts/fido-walkthrough.sh").path],
+            environment: ["LATCH_SERVER": server.base, "LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH": try latchExecutable().path, "WORK": directory.path])
+        #expect(status == 0, "fido walkthrough failed:\n\(output)\nserver log:\n\(server.log)")
+        #expect(output.contains("the PIN authenticator is locked at the server"))
+        #expect(output.contains("fido walkthrough done"))
+        if ProcessInfo.processInfo.environment["LATCH_CI"] == "1" { #expect(!output.contains("skipped"), "CI must run python-fido2: \(output)") }
+        _ = try await server.terminate()
+    }
+
     @Test("The README's attestation walkthrough: simulated App Attest, Android key and Play Integrity devices register and sign in")
     func attestationWalkthrough() async throws {
         let directory = TemporaryDirectory()

@@ -286,6 +286,82 @@ struct ReplicaTests {
     }
 }
 
+extension ReplicaTests {
+    @Test("Across two replicas: one FIDO ceremony signs in once; ten wrong PINs at once count to exactly the lockout")
+    func fidoRaces() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await TestPostgres.freshDatabase()
+        let fido = ["LATCH_FIDO_PIN_COOL_DOWNS": "0"]
+        let a = try replica(directory, "a", database: database, extra: fido)
+        let b = try replica(directory, "b", database: database, extra: fido)
+        try await a.waitUntilListening()
+        try await b.waitUntilListening()
+        try await Self.setUp(a.base, users: ["fido"])
+        let (_, signedIn) = try await Self.signIn(b.base, "fido")
+        let access = try #require(signedIn["access_token"]?.stringValue)
+        let (_, me) = try await http("GET", a.base + "/oauth2/userinfo", bearer: access)
+        let userID = try #require(me["sub"]?.stringValue)
+        let userHandle = Base64URL.encode(Data(userID.utf8))
+        // The relying party is the issuer's host (https://id.replicas.test).
+        let authenticator = TestWebAuthnAuthenticator(
+            rpID: "id.replicas.test", origin: "https://id.replicas.test", aaguid: LatchAuthenticatorModel.pin.aaguid)
+        let (_, options) = try await jsonRequest("POST", a.base + "/v1/fido/registration/options", body: [String: String](), bearer: access)
+        let challenge = try #require(options["publicKey"]?["challenge"]?.stringValue)
+        let (registered, _) = try await jsonRequest(
+            "POST", b.base + "/v1/fido/registration",
+            body: JSONValue.object(["ceremonyId": options["ceremonyId"] ?? .null, "credential": authenticator.register(challenge: challenge)]),
+            bearer: access)
+        #expect(registered == 201)
+
+        // 1. One ceremony, one assertion, ten token requests at once split across the replicas: one session.
+        let (_, signInOptions) = try await jsonRequest("POST", b.base + "/v1/fido/authentication/options", body: [String: String]())
+        let ceremony = try #require(signInOptions["ceremonyId"]?.stringValue)
+        let credential = try authenticator.assert(
+            challenge: try #require(signInOptions["publicKey"]?["challenge"]?.stringValue), userHandle: userHandle, counter: 0)
+        let signIns = Tally()
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<10 {
+                group.addTask {
+                    let base = worker.isMultiple(of: 2) ? a.base : b.base
+                    guard let (status, _) = try? await Self.token(
+                        base, ["grant_type": GrantType.webauthn, "ceremony_id": ceremony, "credential": credential])
+                    else { return }
+                    signIns.add(status)
+                }
+            }
+        }
+        #expect(signIns[200] == 1 && signIns[400] == 9, "\(signIns.counts.withLock { $0 })")
+
+        // 2. Ten wrong PINs at once across the replicas: five are counted (tries 4, 3, 2, 1, then locked), the rest
+        // find it locked; never more, never fewer.
+        authenticator.signWith = P256.Signing.PrivateKey()
+        let remaining = Tally()
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<10 {
+                group.addTask {
+                    let base = worker.isMultiple(of: 2) ? a.base : b.base
+                    guard let (_, options) = try? await jsonRequest("POST", base + "/v1/fido/authentication/options", body: [String: String]()),
+                        let ceremony = options["ceremonyId"]?.stringValue, let challenge = options["publicKey"]?["challenge"]?.stringValue,
+                        let credential = try? authenticator.assert(challenge: challenge, userHandle: userHandle, counter: 0),
+                        let (status, answer) = try? await Self.token(
+                            base, ["grant_type": GrantType.webauthn, "ceremony_id": ceremony, "credential": credential])
+                    else { return }
+                    #expect(status == 400 && answer["error"] == "invalid_grant", "\(answer)")
+                    if case .int(let tries)? = answer["pinStatus"]?["remainingTries"] { remaining.add(Int(tries)) }
+                }
+            }
+        }
+        let counted = remaining.counts.withLock { $0 }
+        #expect(counted == [4: 1, 3: 1, 2: 1, 1: 1, 0: 6], "\(counted)")
+        let (_, status) = try await jsonRequest(
+            "POST", a.base + "/v1/fido/authenticators/status", body: FidoStatusRequest(credentialId: authenticator.credentialIDString))
+        #expect(status == ["state": "lockedOut", "remainingTries": 0, "coolDown": 0])
+        #expect(try await a.terminate() == 0)
+        #expect(try await b.terminate() == 0)
+    }
+}
+
 /// A JSON request; its status and JSON answer.
 func jsonRequest(_ method: String, _ url: String, body: some Encodable, bearer: String? = nil) async throws -> (Int, JSONValue) {
     var request = URLRequest(url: URL(string: url)!)

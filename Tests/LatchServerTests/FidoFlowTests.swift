@@ -60,9 +60,20 @@ struct FidoFlowTests {
             let userHandle = Base64URL.encode(Data(user.userId.utf8))
             #expect(try await signIn(username: nil, userHandle: userHandle).status == .ok)
             #expect(try await signIn(username: nil, userHandle: nil).code == "invalid_grant")
+            // A retried request (the same ceremony and assertion after a 200): refused as used, not flagged as a clone.
+            let retry = try await post("/v1/fido/authentication/options", .object(["username": .string(user.username)]), bearer: nil)
+            let retried = try authenticator.assert(challenge: try #require(retry.json["publicKey"]?["challenge"]?.stringValue), userHandle: nil)
+            let form = [("grant_type", GrantType.webauthn), ("ceremony_id", retry.json["ceremonyId"]?.stringValue ?? ""), ("credential", retried)]
+            #expect(try await client.postForm("/oauth2/token", form).status == .ok)
+            let events = try await client.deployment.count("events")
+            let replayed = try await client.postForm("/oauth2/token", form)
+            #expect(replayed.code == "invalid_grant")
+            #expect(replayed.json["error_description"]?.stringValue?.contains("completed before") == true)
+            #expect(try await client.deployment.count("events") == events)
             // A counter that does not grow: refused and recorded.
             let cloned = try await signIn(username: user.username, userHandle: nil, counter: 1)
             #expect(cloned.code == "invalid_grant" && cloned.json["error_description"]?.stringValue?.contains("counter") == true)
+            #expect(try await client.deployment.count("events") == events + 1)
             // Deleting it (a recent sign-in).
             let id = list.authenticators[0].id
             let deleted = try await client.send(.delete, "/v1/me/authenticators/\(id)", headers: [.authorization: "Bearer \(bearer)"])

@@ -74,7 +74,9 @@ public struct WebAuthnGrant: TokenGrant {
                 clientDataJSON: clientData, authenticatorData: authenticatorData, signature: signature, challenge: ceremony.challenge,
                 publicKey: try WebAuthnPublicKey(coseBytes: Array(authenticator.publicKeyCOSE)), storedSignCount: authenticator.signCount, userHandle: userHandle, trace: &trace)
         } catch {
-            if error.code == .webauthnCounterRegressed { await flag(user: user, authenticator: authenticator) }
+            if error.code == .webauthnCounterRegressed {
+                try await flag(user: user, authenticator: authenticator, ceremony: ceremony.consumes)
+            }
             // A PIN authenticator's key comes from the PIN: a signature that does not verify is a wrong PIN, counted.
             if error.code == .webauthnSignatureInvalid, model == .pin {
                 throw try await fido.countFailure(of: authenticator, user: user, code: .invalidGrant)
@@ -97,11 +99,16 @@ public struct WebAuthnGrant: TokenGrant {
         return methods + ["user"] + (userVerified ? ["mfa"] : [])
     }
 
-    /// A counter that went back is recorded for the operator (a cloned authenticator is possible).
-    func flag(user: User, authenticator: Authenticator) async {
+    /// A counter that went back is recorded for the operator (a cloned authenticator is possible) — unless the
+    /// ceremony was completed before: a retried or replayed request repeats a counter without any clone. Consuming
+    /// the ceremony and recording the event in one unit tells the two apart atomically.
+    func flag(user: User, authenticator: Authenticator, ceremony: SingleUse) async throws {
         let event = SecurityEvent.now(
             .authenticatorCounterRegressed, actor: "system", userID: user.id, detail: authenticator.id, clock: clock, random: random)
-        _ = try? await store.write { $0.record(event) }
+        guard try await store.succeeds({ transaction, refusal in
+            transaction.consume(ceremony, ifUnavailable: refusal)
+            transaction.record(event)
+        }) else { throw LatchError.invalidGrant("this ceremony was completed before; start a new one") }
         logger.warning("authenticator counter went back", metadata: ["user": "\(user.id)", "authenticator": "\(authenticator.id)"])
     }
 }
