@@ -6,8 +6,17 @@ import LatchModel
 
 /// The WebAuthn Level 3 messages a device's authenticator sends: client data, authenticator data, a `packed` self
 /// attestation (the credential key signs its own registration) and an assertion, as RegistrationResponseJSON and
-/// AuthenticationResponseJSON.
-enum WebAuthnMessages {
+/// AuthenticationResponseJSON. Building one is two steps — the bytes to sign, then the JSON with the signature —
+/// so any key (software, Secure Enclave, one derived from a PIN) can sign in between.
+public enum WebAuthnMessages {
+    /// A message waiting for its signature.
+    public struct Unsigned: Sendable {
+        public var clientDataJSON: [UInt8]
+        public var authenticatorData: [UInt8]
+        /// What the credential key signs: authenticatorData ‖ SHA-256(clientDataJSON).
+        public var signedBytes: [UInt8] { authenticatorData + Array(SHA256.hash(data: clientDataJSON)) }
+    }
+
     /// `clientDataJSON` (§5.8.1): type, challenge (base64url, as the server sent it), origin.
     static func clientData(_ type: String, challenge: String, origin: String) -> [UInt8] {
         let fields: JSONValue = .object(["type": .string(type), "challenge": .string(challenge), "origin": .string(origin), "crossOrigin": .bool(false)])
@@ -27,41 +36,43 @@ enum WebAuthnMessages {
         return data
     }
 
-    /// A RegistrationResponseJSON with a `packed` self attestation signed through `sign`.
-    static func registration(
-        credentialID: [UInt8], aaguid: [UInt8], publicKey: P256.Signing.PublicKey, rpID: String, origin: String, challenge: String,
-        sign: ([UInt8]) async throws(UserClientError) -> Data
-    ) async throws(UserClientError) -> JSONValue {
-        let clientData = clientData("webauthn.create", challenge: challenge, origin: origin)
-        let authData = authenticatorData(rpID: rpID, attested: (aaguid, credentialID, publicKey))
-        let signature = try await sign(authData + Array(SHA256.hash(data: clientData)))
+    /// A registration's bytes to sign (`webauthn.create`).
+    public static func registration(
+        credentialID: [UInt8], aaguid: [UInt8], publicKey: P256.Signing.PublicKey, rpID: String, origin: String, challenge: String
+    ) -> Unsigned {
+        Unsigned(
+            clientDataJSON: clientData("webauthn.create", challenge: challenge, origin: origin),
+            authenticatorData: authenticatorData(rpID: rpID, attested: (aaguid, credentialID, publicKey)))
+    }
+
+    /// The RegistrationResponseJSON: `packed` self attestation with `signature` (DER ECDSA by the credential key).
+    public static func registrationJSON(_ unsigned: Unsigned, credentialID: [UInt8], signature: Data) -> JSONValue {
         let object = CBORValue.map([
             .init(.text("fmt"), .text("packed")),
             .init(.text("attStmt"), .map([.init(.text("alg"), .int(-7)), .init(.text("sig"), .bytes(Array(signature)))])),
-            .init(.text("authData"), .bytes(authData)),
+            .init(.text("authData"), .bytes(unsigned.authenticatorData)),
         ])
         let id = Base64URL.encode(Data(credentialID))
         return .object([
             "id": .string(id), "rawId": .string(id), "type": "public-key", "clientExtensionResults": .object([:]),
             "authenticatorAttachment": "platform",
             "response": .object([
-                "clientDataJSON": .string(Base64URL.encode(Data(clientData))),
+                "clientDataJSON": .string(Base64URL.encode(Data(unsigned.clientDataJSON))),
                 "attestationObject": .string(Base64URL.encode(Data(object.encoded))), "transports": ["internal"],
             ]),
         ])
     }
 
-    /// An AuthenticationResponseJSON signed through `sign`.
-    static func assertion(
-        credentialID: [UInt8], userHandle: String?, rpID: String, origin: String, challenge: String,
-        sign: ([UInt8]) async throws(UserClientError) -> Data
-    ) async throws(UserClientError) -> JSONValue {
-        let clientData = clientData("webauthn.get", challenge: challenge, origin: origin)
-        let authData = authenticatorData(rpID: rpID, attested: nil)
-        let signature = try await sign(authData + Array(SHA256.hash(data: clientData)))
+    /// An assertion's bytes to sign (`webauthn.get`).
+    public static func assertion(rpID: String, origin: String, challenge: String) -> Unsigned {
+        Unsigned(clientDataJSON: clientData("webauthn.get", challenge: challenge, origin: origin), authenticatorData: authenticatorData(rpID: rpID, attested: nil))
+    }
+
+    /// The AuthenticationResponseJSON with `signature`.
+    public static func assertionJSON(_ unsigned: Unsigned, credentialID: [UInt8], userHandle: String?, signature: Data) -> JSONValue {
         var response: [String: JSONValue] = [
-            "clientDataJSON": .string(Base64URL.encode(Data(clientData))), "authenticatorData": .string(Base64URL.encode(Data(authData))),
-            "signature": .string(Base64URL.encode(signature)),
+            "clientDataJSON": .string(Base64URL.encode(Data(unsigned.clientDataJSON))),
+            "authenticatorData": .string(Base64URL.encode(Data(unsigned.authenticatorData))), "signature": .string(Base64URL.encode(signature)),
         ]
         if let userHandle { response["userHandle"] = .string(userHandle) }
         let id = Base64URL.encode(Data(credentialID))
@@ -69,5 +80,23 @@ enum WebAuthnMessages {
             "id": .string(id), "rawId": .string(id), "type": "public-key", "clientExtensionResults": .object([:]),
             "authenticatorAttachment": "platform", "response": .object(response),
         ])
+    }
+
+    // MARK: With an authenticator's (asynchronous) signer
+
+    static func registration(
+        credentialID: [UInt8], aaguid: [UInt8], publicKey: P256.Signing.PublicKey, rpID: String, origin: String, challenge: String,
+        sign: ([UInt8]) async throws(UserClientError) -> Data
+    ) async throws(UserClientError) -> JSONValue {
+        let unsigned = registration(credentialID: credentialID, aaguid: aaguid, publicKey: publicKey, rpID: rpID, origin: origin, challenge: challenge)
+        return registrationJSON(unsigned, credentialID: credentialID, signature: try await sign(unsigned.signedBytes))
+    }
+
+    static func assertion(
+        credentialID: [UInt8], userHandle: String?, rpID: String, origin: String, challenge: String,
+        sign: ([UInt8]) async throws(UserClientError) -> Data
+    ) async throws(UserClientError) -> JSONValue {
+        let unsigned = assertion(rpID: rpID, origin: origin, challenge: challenge)
+        return assertionJSON(unsigned, credentialID: credentialID, userHandle: userHandle, signature: try await sign(unsigned.signedBytes))
     }
 }

@@ -19,7 +19,7 @@ struct Bench: ParsableCommand {
 
     static let allScenarios = [
         "jwks", "discovery", "fsso-es256", "fsso-rs256", "key-sign-in", "refresh", "userinfo", "refresh@1000", "app-attest-register",
-        "app-attest-sign-in", "android-key-register", "play-integrity-register",
+        "app-attest-sign-in", "android-key-register", "play-integrity-register", "webauthn-register", "webauthn-sign-in",
     ]
 
     @Option(help: "Seconds per scenario (1–30).") var duration: Double = 10
@@ -70,6 +70,9 @@ struct Bench: ParsableCommand {
         if selected.contains(where: BenchAttestation.scenarios.contains) {
             try attestation.prepare(port: port, adminToken: adminToken, connections: connections, signIn: selected.contains("app-attest-sign-in"))
         }
+        let fido = BenchFido(port: port, accessTokens: fixture.accessTokens)
+        fixture.fido = fido
+        if selected.contains("webauthn-sign-in") { try fido.prepare(port: port) }
         var results: [(ScenarioResult, ceiling: Double?, target: String)] = []
         print("")
         print(Report.header)
@@ -143,7 +146,8 @@ struct CryptoCeiling: Encodable {
         case "userinfo": verify
         // Registration: the leaf's signature (intermediates are cached), the ID and access tokens are not minted.
         case "app-attest-register", "android-key-register": verify
-        case "app-attest-sign-in": verify + 2 * sign
+        case "app-attest-sign-in", "webauthn-sign-in": verify + 2 * sign
+        case "webauthn-register": verify
         default: nil
         }
         return cost.map { Double(cores) / $0 }
@@ -155,7 +159,8 @@ enum Report {
     static let targets = [
         "jwks": "≥ 60,000/s", "discovery": "≥ 60,000/s", "fsso-es256": "≥ 8,000/s", "key-sign-in": "≥ 4,000/s",
         "refresh": "≥ 10,000/s", "refresh@1000": "p99 ≤ 5 ms", "app-attest-register": "≥ 500/s", "app-attest-sign-in": "≥ 4,000/s",
-        "android-key-register": "≥ 500/s", "play-integrity-register": "≥ 500/s",
+        "android-key-register": "≥ 500/s", "play-integrity-register": "≥ 500/s", "webauthn-register": "≥ 2,000/s",
+        "webauthn-sign-in": "≥ 4,000/s",
     ]
 
     static let header = "scenario          rate/s   p50 ms   p90 ms   p99 ms   errors   server CPU   peak RSS   crypto ceiling   of ceiling   target"

@@ -18,6 +18,8 @@ final class BenchFixture: @unchecked Sendable {
     var accessTokens: [String] = []
     /// The attestation scenarios' material (set after preparation).
     var attestation: BenchAttestation?
+    /// The FIDO scenarios' material.
+    var fido: BenchFido?
 
     init(port: Int) { self.port = port }
 
@@ -167,6 +169,9 @@ final class BenchFixture: @unchecked Sendable {
                 return Self.ok(status, body)
             }
         default:
+            if let fido, BenchFido.scenarios.contains(name) {
+                return fido.run(name, port: port, duration: duration, connections: connections, server: server)
+            }
             if let attestation, BenchAttestation.scenarios.contains(name) {
                 return attestation.run(name, port: port, duration: duration, connections: connections, server: server)
             }
