@@ -2,7 +2,9 @@
 /// in this order (each in its own SQL dialect), so a deployment can move between backends and a newer schema
 /// is recognised by any of them.
 public enum SchemaMigrations {
-    public static let names = ["0001_core", "0002_events", "0003_revoked_admin_tokens", "0004_stateless_sign_in_nonces", "0005_usernames_per_source", "0006_attestation", "0007_authenticators"]
+    public static let names = ["0001_core", "0002_events", "0003_revoked_admin_tokens", "0004_stateless_sign_in_nonces", "0005_usernames_per_source", "0006_attestation", "0007_authenticators",
+        "0008_authenticator_failures",
+    ]
 }
 
 /// The schema cannot be brought up to date: it is newer than this binary, or its applied migrations differ from
