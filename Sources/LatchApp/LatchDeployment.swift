@@ -52,7 +52,7 @@ public struct LatchDeployment: Sendable {
             store: store, settings: configuration.fidoSettings,
             ceremonies: FidoCeremonies(
                 key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "fido ceremony mac v1"), lifetime: configuration.fidoSettings.ceremonyLifetime),
-            clock: clock, random: random, logger: logger)
+            apps: evidenceApps, clock: clock, random: random, logger: logger)
 
         // The token endpoint's grants, and the JWT-bearer grant's sign-in methods (the catch-all last).
         let grants: [any TokenGrant] = [

@@ -30,11 +30,16 @@ enum PostgresTestDatabase {
         }
     }
 
-    /// Runs two stores — two replicas, each with its own pool — on one fresh database for `body`.
+    /// Runs two stores — two replicas, each with its own pool — on one fresh database for `body`. Races queue dozens
+    /// of operations on one row lock while every other suite runs too: the operation timeout is 30 s (not the
+    /// deployment's 5 s), so a loaded 2-core CI machine tests the invariants, not its speed (a 5 s timeout failed
+    /// once here under the full suite).
     static func withFreshReplicas<T: Sendable>(_ body: @Sendable (PostgresStore, PostgresStore) async throws -> T) async throws -> T {
         try await withFresh { url in
-            try await PostgresStore.withRunning(url: url, poolSize: 8) { store in
-                try await PostgresStore.withRunning(url: url, poolSize: 8) { replica in try await body(store, replica) }
+            try await PostgresStore.withRunning(url: url, poolSize: 8, operationTimeout: .seconds(30)) { store in
+                try await PostgresStore.withRunning(url: url, poolSize: 8, operationTimeout: .seconds(30)) { replica in
+                    try await body(store, replica)
+                }
             }
         }
     }

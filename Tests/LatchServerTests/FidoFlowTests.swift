@@ -263,3 +263,35 @@ struct PinAuthenticatorTests {
         }
     }
 }
+
+@Suite("FIDO native app origins")
+struct FidoNativeOriginTests {
+    @Test("An Android app's signing certificate makes its android:apk-key-hash origin acceptable; a registered iOS app adds https://rpId")
+    func nativeOrigins() async throws {
+        try await Deployment.make { $0.fidoRPID = "id.latch.test" }.run { client in
+            let deviceKey = try PrivateKey.generate(.ES256)
+            let user = try await client.registerWithTestKey(username: "native", deviceKey: deviceKey)
+            let bearer = try await client.signInWithKey(username: user.username, deviceKey: deviceKey).decode(TokenResponse.self).accessToken
+            let digest = Array(SHA256.hash(data: Array("native app signing certificate".utf8)))
+            func register(origin: String) async throws -> Reply {
+                let authenticator = TestWebAuthnAuthenticator(rpID: "id.latch.test", origin: origin)
+                let options = try await PinAuthenticatorTests.Setup.post(client, "/v1/fido/registration/options", .object([:]), bearer: bearer)
+                let challenge = try #require(options.json["publicKey"]?["challenge"]?.stringValue)
+                return try await PinAuthenticatorTests.Setup.post(
+                    client, "/v1/fido/registration",
+                    .object(["ceremonyId": options.json["ceremonyId"] ?? .null, "credential": authenticator.register(challenge: challenge)]), bearer: bearer)
+            }
+            let android = "android:apk-key-hash:" + Base64URL.encode(Data(digest))
+            #expect(try await register(origin: android).code == "webauthn_client_data_invalid")
+            #expect(try await register(origin: "https://id.latch.test").code == "webauthn_client_data_invalid")
+            let patched = try await client.admin(
+                .patch, "/admin/v1/clients/default",
+                AdminClientPatch(ios: AdminIOSEvidence(appIds: ["ABCDE12345.com.example.native"]), android: AdminAndroidEvidence(packageNames: ["com.example.native"])))
+            #expect(patched.status == .ok)
+            #expect(try await client.admin(.post, "/admin/v1/clients/default/signing-certificates", AdminSigningCertificateRequest(sha256: Hex.encode(digest))).status == .created)
+            #expect(try await register(origin: android).status == .created)
+            #expect(try await register(origin: "https://id.latch.test").status == .created)
+            #expect(try await register(origin: "android:apk-key-hash:" + Base64URL.encode(Data(repeating: 7, count: 32))).code == "webauthn_client_data_invalid")
+        }
+    }
+}

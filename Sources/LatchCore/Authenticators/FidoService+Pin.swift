@@ -44,10 +44,11 @@ extension FidoService {
             let authenticatorData = Self.bytes(proof["authenticatorData"]), let signature = Self.bytes(proof["signature"]),
             Self.bytes(assertion["rawId"] ?? assertion["id"]) == Array(authenticator.credentialID)
         else { throw LatchError.invalidInput("assertion must be an AuthenticationResponseJSON of this authenticator's credential") }
+        let party = try await relyingParty()
         var trace = AttestationTrace()
         let asserted: WebAuthnRelyingParty.VerifiedAssertion
         do {
-            asserted = try relyingParty.verifyAuthentication(
+            asserted = try party.verifyAuthentication(
                 clientDataJSON: clientData, authenticatorData: authenticatorData, signature: signature, challenge: ceremony.challenge,
                 publicKey: try WebAuthnPublicKey(coseBytes: Array(authenticator.publicKeyCOSE)), storedSignCount: authenticator.signCount,
                 trace: &trace)
@@ -62,7 +63,7 @@ extension FidoService {
         else { throw LatchError.invalidInput("credential must be a RegistrationResponseJSON with base64url response members") }
         let verified: WebAuthnRelyingParty.VerifiedCredential
         do {
-            verified = try relyingParty.verifyRegistration(
+            verified = try party.verifyRegistration(
                 clientDataJSON: newClientData, attestationObject: attestationObject, challenge: ceremony.challenge,
                 at: Date(timeIntervalSince1970: TimeInterval(now)), trace: &trace)
         } catch {

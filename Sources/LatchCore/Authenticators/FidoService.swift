@@ -53,25 +53,43 @@ public struct FidoService: Sendable {
     let store: any Store
     let settings: FidoSettings
     let ceremonies: FidoCeremonies
+    /// The registered apps, whose native origins are accepted besides `settings.origins`.
+    let apps: EvidenceApps?
     let clock: LatchClock
     let random: RandomSource
     let logger: Logger
 
-    public init(store: any Store, settings: FidoSettings, ceremonies: FidoCeremonies, clock: LatchClock, random: RandomSource,
-                logger: Logger = Logger(label: "latch.fido")) {
+    public init(store: any Store, settings: FidoSettings, ceremonies: FidoCeremonies, apps: EvidenceApps? = nil, clock: LatchClock,
+                random: RandomSource, logger: Logger = Logger(label: "latch.fido")) {
         self.store = store
         self.settings = settings
         self.ceremonies = ceremonies
+        self.apps = apps
         self.clock = clock
         self.random = random
         self.logger = logger
     }
 
-    var relyingParty: WebAuthnRelyingParty {
+    /// The relying party, accepting `settings.origins` and the registered apps' native origins.
+    func relyingParty() async throws -> WebAuthnRelyingParty {
         var party = WebAuthnRelyingParty(rpID: settings.rpID, origins: settings.origins)
         party.requireUserVerification = settings.requireUserVerification
         party.requireTrustedAttestation = settings.requireTrustedAttestation
+        if let apps { party.origins.formUnion(Self.nativeOrigins(try await apps.snapshot(), rpID: settings.rpID)) }
         return party
+    }
+
+    /// Native app origins (WebAuthn Level 3 §5.8.1 leaves them to the platform): Android's
+    /// `android:apk-key-hash:<base64url SHA-256 of the signing certificate>` for each registered Android app's
+    /// signing certificates, and `https://<rpId>` — what iOS sends for an app whose associated domains name the
+    /// relying party — when an iOS app is registered.
+    static func nativeOrigins(_ snapshot: EvidenceApps.Snapshot, rpID: String) -> Set<String> {
+        var origins = Set<String>()
+        for (_, app) in snapshot.android {
+            for digest in snapshot.signingCertificates[app.clientID] ?? [] { origins.insert("android:apk-key-hash:" + Base64URL.encode(Data(digest))) }
+        }
+        if !snapshot.appAttest.isEmpty { origins.insert("https://" + rpID) }
+        return origins
     }
 
     /// `GET /v1/fido/policy`.
@@ -135,10 +153,11 @@ public struct FidoService: Sendable {
         guard case .object(let response)? = credential["response"], let clientData = Self.bytes(response["clientDataJSON"]),
             let attestationObject = Self.bytes(response["attestationObject"])
         else { throw LatchError.invalidInput("credential must be a RegistrationResponseJSON with base64url response members") }
+        let party = try await relyingParty()
         var trace = AttestationTrace()
         let verified: WebAuthnRelyingParty.VerifiedCredential
         do {
-            verified = try relyingParty.verifyRegistration(
+            verified = try party.verifyRegistration(
                 clientDataJSON: clientData, attestationObject: attestationObject, challenge: ceremony.challenge,
                 at: Date(timeIntervalSince1970: TimeInterval(now)), trace: &trace)
         } catch {

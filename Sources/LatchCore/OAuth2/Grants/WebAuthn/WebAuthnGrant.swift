@@ -67,10 +67,11 @@ public struct WebAuthnGrant: TokenGrant {
         let model = LatchAuthenticatorModel.of(authenticator)
         try fido.settings.pin.admit(authenticator, now: now, code: .invalidGrant)
         // Step 4. The assertion.
+        let party = try await fido.relyingParty()
         var trace = AttestationTrace()
         let asserted: WebAuthnRelyingParty.VerifiedAssertion
         do {
-            asserted = try fido.relyingParty.verifyAuthentication(
+            asserted = try party.verifyAuthentication(
                 clientDataJSON: clientData, authenticatorData: authenticatorData, signature: signature, challenge: ceremony.challenge,
                 publicKey: try WebAuthnPublicKey(coseBytes: Array(authenticator.publicKeyCOSE)), storedSignCount: authenticator.signCount, userHandle: userHandle, trace: &trace)
         } catch {
