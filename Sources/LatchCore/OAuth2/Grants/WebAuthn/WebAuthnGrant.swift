@@ -63,7 +63,11 @@ public struct WebAuthnGrant: TokenGrant {
         }
         // Step 3. The policy: a model denied since registration no longer signs in; a PIN authenticator locked out
         // or cooling down is refused before any check (nothing counted).
-        try fido.admitModel(Array(authenticator.aaguid))
+        do {
+            try fido.admitModel(Array(authenticator.aaguid))
+        } catch {
+            throw LatchError.invalidGrant(error.message, detail: error.code.rawValue)
+        }
         let model = LatchAuthenticatorModel.of(authenticator)
         try fido.settings.pin.admit(authenticator, now: now, code: .invalidGrant)
         // Step 4. The assertion.
