@@ -224,6 +224,36 @@ struct LiveServerTests {
         #expect(keys.1.split(separator: "\n").count == 2 && keys.1.contains("retired=-"))
     }
 
+    @Test("An authenticator model denied after registration stops signing in (invalid_grant, exit 6) once the deployment restarts with the policy")
+    func deniedAfterRegistration() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let data = directory.path + "/data"
+        let port = try freePort()
+        let latch = try latchExecutable().path
+        let first = try LatchServer(dataDirectory: data, port: port, environment: ["LATCH_ADMIN_TOKEN": Self.adminToken])
+        try await first.waitUntilListening()
+        let environment = ["LATCH_SERVER": first.base, "LATCH_ADMIN_TOKEN": Self.adminToken]
+        let state = ["--state-dir", directory.path + "/phone"]
+        for arguments in [
+            ["admin", "test-keys", "create", "--key-id", "k1", "--out", directory.path + "/tk.pem"],
+            ["device", "register", "--test-key", directory.path + "/tk.pem", "--key-id", "k1", "--name", "denied"] + state,
+            ["device", "sign-in"] + state, ["device", "fido", "register"] + state, ["device", "fido", "sign-in"] + state,
+        ] {
+            let (status, output) = try await run(latch, arguments, environment: environment)
+            #expect(status == 0, "\(arguments): \(output)")
+        }
+        #expect(try await first.terminate() == 0)
+        let second = try LatchServer(
+            dataDirectory: data, port: port,
+            environment: ["LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH_FIDO_DENIED_AAGUIDS": LatchAuthenticatorModel.software.rawValue])
+        try await second.waitUntilListening()
+        let (status, output) = try await run(latch, ["device", "fido", "sign-in"] + state, environment: environment)
+        #expect(status == 6, "\(output)")
+        #expect(output.contains("not authorized"))
+        _ = try await second.terminate()
+    }
+
     @Test("A revoked LATCH_ADMIN_TOKEN stays revoked after a restart with the same value; a new value works")
     func revokedEnvironmentToken() async throws {
         let directory = TemporaryDirectory()
