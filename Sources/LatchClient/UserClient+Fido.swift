@@ -157,10 +157,11 @@ extension UserClient {
                     "ceremonyId": .string(ceremonyID), "authenticatorId": .string(stored.authenticatorId), "assertion": assertion,
                     "credential": credential,
                 ])))
-        try save(
-            fidoCredentials.map { $0.authenticatorId == stored.authenticatorId ? FidoCredential(
-                authenticatorId: $0.authenticatorId, credentialId: $0.credentialId, model: $0.model, userHandle: $0.userHandle,
-                material: key.material) : $0 }, Item.fidoCredentials)
+        var credentials = fidoCredentials
+        for index in credentials.indices where credentials[index].authenticatorId == stored.authenticatorId {
+            credentials[index].material = key.material
+        }
+        try save(credentials, Item.fidoCredentials)
         return info
     }
 
