@@ -64,4 +64,11 @@ echo "8. The user lists and deletes every authenticator"
 $LATCH device fido list --state-dir phone
 $LATCH device fido delete --state-dir phone --all
 expect_exit 4 $LATCH device fido sign-in --state-dir phone --pin 613370
+
+echo "9. Passwordless sign-up on a new device: the PIN authenticator is the new user's first credential"
+$LATCH device fido sign-up --state-dir tablet --pin 731904 --username walker-new --name "tablet PIN"
+expect_exit 8 $LATCH device fido sign-up --state-dir other --pin 731904 --username walker-new
+$LATCH device fido sign-in --state-dir tablet --pin 731904
+$LATCH device whoami --state-dir tablet | grep -q walker-new
+$LATCH device fido list --state-dir tablet
 echo "fido walkthrough done"

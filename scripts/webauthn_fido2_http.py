@@ -11,7 +11,9 @@ For ES256 (packed self attestation), EdDSA/Ed25519 (packed self) and RS256 (atte
 options, b. registration (201), c. the ceremony again (400 invalid_input), d. sign-in with the webauthn grant (tokens,
 id_token sub and amr), e. the same token request again, f. a fresh ceremony whose counter did not grow, g. one signed
 by another key (e-g: 400 invalid_grant), h. deletion with the access token just issued (204), so that reruns for the
-same user stay under Latch's limit of authenticators per user (10 by default).
+same user stay under Latch's limit of authenticators per user (10 by default). Then passwordless sign-up: an ES256
+credential fido2 made becomes a new user's first authenticator (registration type WEBAUTHN), and the new user signs in
+with it as a discoverable credential.
 
     python3 -m pip install fido2==2.2.1
     python3 scripts/webauthn_fido2_http.py --server http://127.0.0.1:8080 --access-token TOKEN --user-id USERID \\
@@ -243,6 +245,46 @@ def exercise(args, alg, fmt):
     print(f"ok: {alg} authenticator {info['id']} deleted with the access token from the sign-in")
 
 
+def sign_up(args):
+    """Passwordless sign-up with a credential fido2 makes: sign-up options (a new user id as the user handle), the
+    registration as a WEBAUTHN registration proof, then a discoverable sign-in as the new user."""
+    server, origin, rp_id = args.server, args.origin, args.rp_id
+    cred, local = SoftCredential("ES256"), fido2_relying_party(rp_id, origin, "packed")
+    username = "fido2-" + os.urandom(4).hex()
+    url = f"{server}/v1/fido/sign-up/options"
+    options = expect("sign-up options", url, *call(url, json_body={"username": username}), 200)
+    public_key = options["publicKey"]
+    user_handle = websafe_decode(public_key["user"]["id"])
+    if public_key["user"]["name"] != username or public_key.get("authenticatorSelection", {}).get("residentKey") != "required":
+        fail(f"sign-up options: user {public_key['user']!r}, selection {public_key.get('authenticatorSelection')!r}")
+    challenge = websafe_decode(public_key["challenge"])
+    registration = cred.register(challenge, rp_id, origin, "packed")
+    user = PublicKeyCredentialUserEntity(id=user_handle, name=username, display_name=username)
+    _, state = local.register_begin(user, user_verification="preferred", challenge=challenge)
+    attested = local.register_complete(state, registration).credential_data
+    print("ok: fido2.server.Fido2Server accepts the sign-up registration")
+    url = f"{server}/v1/registrations"
+    answer = json.dumps({"ceremonyId": options["ceremonyId"], "credential": registration, "name": "fido2 passkey"})
+    body = {"challengeType": "WEBAUTHN", "answer": answer, "registrationId": "fido2-" + os.urandom(8).hex()}
+    created = expect("sign-up", url, *call(url, json_body=body), 201)
+    if created.get("userId") != user_handle.decode() or created.get("username") != username or not created.get("authenticatorId"):
+        fail(f"sign-up: answer {created}, expected user {user_handle.decode()!r} named {username!r} with an authenticatorId")
+    print(f"ok: signed up {username} ({created['userId']}), authenticator {created['authenticatorId']}")
+    url = f"{server}/v1/fido/authentication/options"
+    opts = expect("sign-up: authentication options", url, *call(url, json_body={}), 200)
+    challenge = websafe_decode(opts["publicKey"]["challenge"])
+    assertion = cred.assertion(challenge, rp_id, origin, user_handle, 1)
+    _, state = local.authenticate_begin([attested], user_verification="preferred", challenge=challenge)
+    local.authenticate_complete(state, [attested], assertion)
+    token_url = f"{server}/oauth2/token"
+    form = {"grant_type": WEBAUTHN_GRANT, "ceremony_id": opts["ceremonyId"], "client_id": "default", "credential": json.dumps(assertion)}
+    tokens = expect("sign-up: sign-in", token_url, *call(token_url, form=form), 200)
+    claims = json.loads(websafe_decode(tokens["id_token"].split(".")[1]))
+    if claims.get("sub") != created["userId"]:
+        fail(f"sign-up: the sign-in's sub {claims.get('sub')!r} is not the new user {created['userId']!r}")
+    print(f"ok: the new user signs in with the passkey: sub {claims['sub']}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", required=True, help="Latch base URL, e.g. http://127.0.0.1:8080")
@@ -263,6 +305,10 @@ def main():
             exercise(args, alg, fmt)
         except (KeyError, TypeError, AttributeError, ValueError) as error:  # a member missing or of the wrong type
             fail(f"{alg}: an answer from Latch does not have the expected shape: {error!r}")
+    try:
+        sign_up(args)
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        fail(f"sign-up: an answer from Latch does not have the expected shape (or fido2 refused it): {error!r}")
     print("ok: all steps passed")
 
 

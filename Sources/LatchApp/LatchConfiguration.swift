@@ -59,6 +59,7 @@ import Synchronization
 /// | `fido.allowedAaguids` | (any) | authenticator models accepted, comma-separated AAGUIDs (32 hex digits, dashes allowed) |
 /// | `fido.deniedAaguids` | (none) | authenticator models refused at registration and sign-in |
 /// | `fido.maxAuthenticatorsPerUser` | `10` | authenticators one user may register |
+/// | `fido.signUp` | `true` | passwordless sign-up (`POST /v1/fido/sign-up/options`, registration type `WEBAUTHN`) |
 /// | `fido.pin.minLength` / `fido.pin.maxLength` | `6` / `6` | PIN length the SDK enforces (one given alone moves the other's default) |
 /// | `fido.pin.maxAttempts` | `5` | wrong PINs before a PIN authenticator locks |
 /// | `fido.pin.coolDowns` | `0,10,30,60` | seconds to wait after the 1st, 2nd, … wrong PIN (the last repeats) |
@@ -103,6 +104,7 @@ public struct LatchConfiguration: Sendable {
     public var fidoAllowedAAGUIDs: Set<String> = []
     public var fidoDeniedAAGUIDs: Set<String> = []
     public var fidoMaxAuthenticatorsPerUser: Int64 = 10
+    public var fidoSignUp = true
     public var fidoPin = PinPolicy()
     /// Seconds a registration challenge stays valid.
     public var attestationChallengeLifetime: Int64 = 300
@@ -159,6 +161,7 @@ public struct LatchConfiguration: Sendable {
         settings.allowedAAGUIDs = fidoAllowedAAGUIDs
         settings.deniedAAGUIDs = fidoDeniedAAGUIDs
         settings.maximumAuthenticatorsPerUser = Int(fidoMaxAuthenticatorsPerUser)
+        settings.signUpEnabled = fidoSignUp
         settings.pin = fidoPin
         return settings
     }
@@ -227,6 +230,7 @@ public struct LatchConfiguration: Sendable {
         fidoOrigins = (reader.string(forKey: "fido.origins") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
         fidoRequireUserVerification = reader.bool(forKey: "fido.requireUserVerification", default: false)
+        fidoSignUp = reader.bool(forKey: "fido.signUp", default: true)
         fidoRequireAttestation = reader.bool(forKey: "fido.requireAttestation", default: false)
         fidoAllowedAAGUIDs = try Self.aaguids(reader.string(forKey: "fido.allowedAaguids"), key: "fido.allowedAaguids")
         fidoDeniedAAGUIDs = try Self.aaguids(reader.string(forKey: "fido.deniedAaguids"), key: "fido.deniedAaguids")

@@ -84,6 +84,11 @@ public struct LatchDeployment: Sendable {
                 random: random, logger: logger),
         ]
         var disabled: Set<ChallengeType> = []
+        if configuration.fidoSignUp {
+            proofs.append(WebAuthnProof(fido: fido))
+        } else {
+            disabled.insert(.webauthn)
+        }
         if configuration.registration.testKeysEnabled {
             proofs.append(TestKeyProof(store: store, verifier: verifier, settings: configuration.registration, assertions: assertions))
         } else {

@@ -45,6 +45,69 @@ extension UserClient {
             try await checkPolicy(pin)
         }
         let options = try Self.json(try await authorized("POST", "v1/fido/registration/options", json: .object([:])))
+        let (ceremonyID, credential, made) = try await makeCredential(authenticator, options: options, pin: pin)
+        var body: [String: JSONValue] = ["ceremonyId": .string(ceremonyID), "credential": credential]
+        if let name { body["name"] = .string(name) }
+        let info = try Self.decode(FidoAuthenticatorInfo.self, try await authorized("POST", "v1/fido/registration", json: .object(body)))
+        var saved = made
+        saved.authenticatorId = info.id
+        try save(fidoCredentials + [saved], Item.fidoCredentials)
+        return info
+    }
+
+    /// Passwordless sign-up: a new user whose first credential is `authenticator` (`POST /v1/fido/sign-up/options`,
+    /// then `POST /v1/registrations` with `WEBAUTHN`). `username` is asked for (absent: the server uses the new
+    /// user's id). Like ``registerWithAuthenticationProvider(_:registrationId:)`` the request is kept until the
+    /// server answers, so a retry after a lost answer resends it and gets the same user. Then sign in with
+    /// ``signInWithFido(_:pin:)``. Returns the username.
+    @discardableResult
+    public func signUpWithFido(_ authenticator: any FidoAuthenticator, pin: String? = nil, username: String? = nil, name: String? = nil)
+        async throws(UserClientError) -> String
+    {
+        guard !isRegistered() else { throw .alreadyRegistered }
+        var pending = load(PendingRegistration.self, Item.pendingRegistration)
+        if pending?.fido == nil || pending?.fido?.model != authenticator.model { pending = nil }
+        if pending == nil {
+            if authenticator.model == .pin {
+                guard let pin else { throw .invalidInput("a PIN authenticator needs the PIN") }
+                try await checkPolicy(pin)
+            }
+            var body: [String: JSONValue] = [:]
+            if let username { body["username"] = .string(username) }
+            let options = try Self.json(try await send("POST", "v1/fido/sign-up/options", json: JSONValue.object(body)))
+            let (ceremonyID, credential, made) = try await makeCredential(authenticator, options: options, pin: pin)
+            var answer: [String: JSONValue] = ["ceremonyId": .string(ceremonyID), "credential": credential]
+            if let name { answer["name"] = .string(name) }
+            let request = RegistrationRequest(
+                challengeType: .webauthn, answer: String(decoding: JSONValue.object(answer).serialized(), as: UTF8.self),
+                registrationId: UUID().uuidString.lowercased())
+            pending = PendingRegistration(request: request, deviceKeyPEM: nil, fido: made)
+            try save(pending, Item.pendingRegistration)
+        }
+        guard let pending, var credential = pending.fido else { throw .invalidInput("no sign-up to send") }
+        let response = try await send("POST", "v1/registrations", json: pending.request)
+        guard (200..<300).contains(response.status) else {
+            let error = UserClientError.from(status: response.status, body: response.body, headers: response.headers)
+            if error != .serviceUnavailable { remove(Item.pendingRegistration) }
+            throw error
+        }
+        guard let answer = try? JSONDecoder().decode(RegistrationResponse.self, from: response.body), let authenticatorID = answer.authenticatorId else {
+            throw .invalidInput("malformed registration answer")
+        }
+        credential.authenticatorId = authenticatorID
+        try save(fidoCredentials + [credential], Item.fidoCredentials)
+        try save(
+            Registration(userId: answer.userId, username: answer.username, type: .webauthn, deviceKeyId: nil, deviceKeyPEM: nil), Item.registration)
+        remove(Item.pendingRegistration)
+        return answer.username
+    }
+
+    /// A new credential for the creation `options` (`{ceremonyId, publicKey}`): a key from `authenticator` (from the
+    /// PIN, for a PIN authenticator), a `packed` self attestation; and what restores the key on this device (its
+    /// `authenticatorId` is the server's, once it answers).
+    func makeCredential(_ authenticator: any FidoAuthenticator, options: JSONValue, pin: String?)
+        async throws(UserClientError) -> (ceremonyID: String, credential: JSONValue, stored: FidoCredential)
+    {
         guard let ceremonyID = options["ceremonyId"]?.stringValue, let publicKey = options["publicKey"],
             let challenge = publicKey["challenge"]?.stringValue, let rpID = publicKey["rp"]?["id"]?.stringValue,
             let userHandle = publicKey["user"]?["id"]?.stringValue
@@ -56,16 +119,10 @@ extension UserClient {
             credentialID: credentialID, aaguid: authenticator.model.aaguid, publicKey: key.publicKey, rpID: rpID, origin: fidoOrigin,
             challenge: challenge
         ) { message throws(UserClientError) in try await authenticator.sign(message, material: key.material, pin: pin) }
-        var body: [String: JSONValue] = ["ceremonyId": .string(ceremonyID), "credential": credential]
-        if let name { body["name"] = .string(name) }
-        let info = try Self.decode(FidoAuthenticatorInfo.self, try await authorized("POST", "v1/fido/registration", json: .object(body)))
-        try save(
-            fidoCredentials + [
-                FidoCredential(
-                    authenticatorId: info.id, credentialId: Base64URL.encode(Data(credentialID)), model: authenticator.model, userHandle: userHandle,
-                    material: key.material)
-            ], Item.fidoCredentials)
-        return info
+        let stored = FidoCredential(
+            authenticatorId: "", credentialId: Base64URL.encode(Data(credentialID)), model: authenticator.model, userHandle: userHandle,
+            material: key.material)
+        return (ceremonyID, credential, stored)
     }
 
     // MARK: Sign-in

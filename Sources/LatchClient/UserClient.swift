@@ -62,6 +62,8 @@ public actor UserClient {
     struct PendingRegistration: Codable {
         var request: RegistrationRequest
         var deviceKeyPEM: String?
+        /// For a FIDO sign-up: the credential the request registers (its `authenticatorId` comes with the answer).
+        var fido: FidoCredential?
     }
 
     func load<T: Decodable>(_ type: T.Type, _ name: String) -> T? {

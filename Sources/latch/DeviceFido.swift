@@ -8,8 +8,8 @@ extension Device {
     /// behind a software user verifier.
     struct Fido: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "FIDO authenticators: register (signed in), sign in, list, delete, change the PIN, PIN status, server policy.",
-            subcommands: [Register.self, SignIn.self, List.self, Delete.self, PinChange.self, Status.self, Policy.self])
+            abstract: "FIDO authenticators: sign up (a new user), register (signed in), sign in, list, delete, change the PIN, PIN status, server policy.",
+            subcommands: [SignUp.self, Register.self, SignIn.self, List.self, Delete.self, PinChange.self, Status.self, Policy.self])
 
         /// The authenticator: a PIN authenticator when a PIN is given, else the software one.
         static func authenticator(pin: String?) -> any FidoAuthenticator {
@@ -24,6 +24,22 @@ extension Device {
 
         static func describe(_ status: FidoPinStatus) -> String {
             "\(status.state) (remaining tries \(status.remainingTries), cool-down \(status.coolDown) s)"
+        }
+
+        struct SignUp: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "sign-up",
+                abstract: "Passwordless sign-up: a new user whose first credential is this device's authenticator (--pin for a PIN one).")
+            @OptionGroup var options: Options
+            @Option(help: "The PIN (digits, within the server's PIN policy): a PIN authenticator.") var pin: String?
+            @Option(help: "The username to ask for (default: the server uses the new user's id).") var username: String?
+            @Option(help: "A name for the authenticator.") var name: String?
+            func run() async throws {
+                try await Device.perform {
+                    let username = try await options.client().signUpWithFido(Fido.authenticator(pin: pin), pin: pin, username: username, name: name)
+                    print("signed up \(username)")
+                }
+            }
         }
 
         struct Register: AsyncParsableCommand {

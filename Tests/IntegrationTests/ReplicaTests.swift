@@ -287,7 +287,7 @@ struct ReplicaTests {
 }
 
 extension ReplicaTests {
-    @Test("Across two replicas: one FIDO ceremony signs in once; ten wrong PINs at once count to exactly the lockout")
+    @Test("Across two replicas: one FIDO ceremony signs in once; ten wrong PINs at once count to exactly the lockout; one sign-up ceremony creates one user")
     func fidoRaces() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -357,6 +357,28 @@ extension ReplicaTests {
         let (_, status) = try await jsonRequest(
             "POST", a.base + "/v1/fido/authenticators/status", body: FidoStatusRequest(credentialId: authenticator.credentialIDString))
         #expect(status == ["state": "lockedOut", "remainingTries": 0, "coolDown": 0])
+
+        // 3. One passwordless sign-up ceremony completed ten times at once (each with its own registrationId) across
+        // the replicas: one user is created, the others are refused.
+        let (_, signUp) = try await jsonRequest("POST", a.base + "/v1/fido/sign-up/options", body: ["username": "racer"])
+        let newcomer = TestWebAuthnAuthenticator(rpID: "id.replicas.test", origin: "https://id.replicas.test")
+        let answer: JSONValue = .object([
+            "ceremonyId": signUp["ceremonyId"] ?? .null,
+            "credential": newcomer.register(challenge: try #require(signUp["publicKey"]?["challenge"]?.stringValue)),
+        ])
+        let answerText = String(decoding: answer.serialized(), as: UTF8.self)
+        let signUps = Tally()
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<10 {
+                group.addTask {
+                    let base = worker.isMultiple(of: 2) ? a.base : b.base
+                    let request = RegistrationRequest(challengeType: .webauthn, answer: answerText, registrationId: "race-\(worker)")
+                    guard let (status, _) = try? await jsonRequest("POST", base + "/v1/registrations", body: request) else { return }
+                    signUps.add(status)
+                }
+            }
+        }
+        #expect(signUps[201] == 1 && signUps[409] == 9, "\(signUps.counts.withLock { $0 })")
         #expect(try await a.terminate() == 0)
         #expect(try await b.terminate() == 0)
     }

@@ -220,6 +220,40 @@ struct UserClientTests {
         }
     }
 
+    @Test("FIDO sign-up with a PIN authenticator: a lost answer is retried into the same user; sign-in; a wrong PIN is counted")
+    func fidoSignUp() async throws {
+        try await LiveLatch.run { latch in
+            let transport = RecordingTransport()
+            let client = try latch.device(transport: transport)
+            let pin = PinAuthenticator.forTests()
+            await #expect(throws: UserClientError.self) { try await client.signUpWithFido(pin, pin: "12", username: "pin-owner") }
+            transport.dropNextAnswer.withLock { _ = $0.insert("/v1/registrations") }
+            await #expect(throws: UserClientError.network(underlying: URLError(.networkConnectionLost))) {
+                try await client.signUpWithFido(pin, pin: "480219", username: "Pin-Owner", name: "phone")
+            }
+            #expect(await client.isRegistered() == false)
+            // The retry resends the kept request: the same user, one authenticator.
+            #expect(try await client.signUpWithFido(pin, pin: "480219", username: "Pin-Owner") == "pin-owner")
+            #expect(transport.count("/v1/registrations") == 2)
+            #expect(try await latch.store.users(after: nil, limit: 10).count == 1)
+            #expect(await client.isRegistered())
+            await #expect(throws: UserClientError.alreadyRegistered) { try await client.signUpWithFido(pin, pin: "480219") }
+
+            try await client.signInWithFido(pin, pin: "480219")
+            #expect(try await client.userClaim("amr") == ["pin", "swk", "user", "mfa"])
+            let listed = try await client.fidoAuthenticators()
+            #expect(listed.map(\.name) == ["phone"])
+            do {
+                try await client.signInWithFido(pin, pin: "000000")
+                Issue.record("a wrong PIN signed in")
+            } catch let error as UserClientError {
+                guard case .pinAttemptFailed(let status) = error else { throw error }
+                #expect(status.remainingTries == 4)
+            }
+            #expect(try await client.pinStatus().remainingTries == 4)
+        }
+    }
+
     @Test("De-registration needs a recent sign-in, then deletes the user and resets the client")
     func deregistration() async throws {
         try await LiveLatch.run { latch in

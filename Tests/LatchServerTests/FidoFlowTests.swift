@@ -295,3 +295,121 @@ struct FidoNativeOriginTests {
         }
     }
 }
+
+@Suite("Passwordless sign-up: a new user whose first credential is a FIDO authenticator")
+struct FidoSignUpTests {
+    /// `POST /v1/registrations` completing a sign-up ceremony.
+    static func complete(
+        _ client: Client, options: JSONValue, authenticator: TestWebAuthnAuthenticator, registrationID: String? = nil, name: String? = nil
+    ) async throws -> Reply {
+        var answer: [String: JSONValue] = [
+            "ceremonyId": options["ceremonyId"] ?? .null,
+            "credential": authenticator.register(challenge: try #require(options["publicKey"]?["challenge"]?.stringValue)),
+        ]
+        if let name { answer["name"] = .string(name) }
+        return try await client.postJSON(
+            "/v1/registrations",
+            RegistrationRequest(
+                challengeType: .webauthn, answer: String(decoding: JSONValue.object(answer).serialized(), as: UTF8.self), registrationId: registrationID))
+    }
+
+    @Test("Sign-up options bind a new user id and username; the registration creates the user with the authenticator, idempotently")
+    func signUp() async throws {
+        let deployment = try await Deployment.make()
+        try await deployment.run { client in
+            let options = try await PinAuthenticatorTests.Setup.post(client, "/v1/fido/sign-up/options", .object(["username": "Passkey-Alice"]))
+            #expect(options.status == .ok, "\(String(decoding: options.body, as: UTF8.self))")
+            let publicKey = try #require(options.json["publicKey"])
+            #expect(publicKey["user"]?["name"] == "passkey-alice")
+            #expect(publicKey["authenticatorSelection"]?["residentKey"] == "required")
+            let userHandle = try #require(publicKey["user"]?["id"]?.stringValue)
+            let userID = String(decoding: try #require(Base64URL.decode(userHandle)), as: UTF8.self)
+            #expect(try await deployment.count("users") == 0, "options write nothing")
+
+            let authenticator = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test")
+            let created = try await Self.complete(client, options: options.json, authenticator: authenticator, registrationID: "signup-1", name: "phone")
+            #expect(created.status == .created, "\(String(decoding: created.body, as: UTF8.self))")
+            let user = try created.decode(RegistrationResponse.self)
+            #expect(user.userId == userID && user.username == "passkey-alice")
+            // A retried request (lost answer) answers the same user; the ceremony under another id is spent.
+            let retried = try await Self.complete(client, options: options.json, authenticator: authenticator, registrationID: "signup-1", name: "phone")
+            #expect(try retried.decode(RegistrationResponse.self).userId == userID)
+            let replayed = try await Self.complete(client, options: options.json, authenticator: authenticator, registrationID: "signup-2")
+            #expect(replayed.status.code >= 400 && replayed.status.code < 500)
+            #expect(try await deployment.count("users") == 1)
+            #expect(try await deployment.count("authenticators") == 1)
+
+            // The user signs in with the passkey (discoverable: no username), and lists it.
+            let signInOptions = try await PinAuthenticatorTests.Setup.post(client, "/v1/fido/authentication/options", .object([:]))
+            let credential = try authenticator.assert(
+                challenge: try #require(signInOptions.json["publicKey"]?["challenge"]?.stringValue), userHandle: userHandle)
+            let signedIn = try await client.postForm(
+                "/oauth2/token",
+                [("grant_type", GrantType.webauthn), ("ceremony_id", signInOptions.json["ceremonyId"]?.stringValue ?? ""), ("credential", credential)])
+            #expect(signedIn.status == .ok, "\(String(decoding: signedIn.body, as: UTF8.self))")
+            let tokens = try signedIn.decode(TokenResponse.self)
+            let claims = try verifyAgainstJWKS(tokens.idToken, jwks: try await client.get("/.well-known/jwks.json").decode(JSONWebKeySet.self))
+            #expect(claims["sub"]?.stringValue == userID)
+            let list = try await client.get("/v1/me/authenticators", bearer: tokens.accessToken).decode(FidoAuthenticatorList.self)
+            #expect(list.authenticators.map(\.name) == ["phone"])
+            let admin = try await client.admin(.get, "/admin/v1/users/\(userID)")
+            #expect(admin.json["kind"] == "WEBAUTHN", "\(String(decoding: admin.body, as: UTF8.self))")
+
+            // The username is now taken: refused at options time.
+            let taken = try await PinAuthenticatorTests.Setup.post(client, "/v1/fido/sign-up/options", .object(["username": "passkey-alice"]))
+            #expect(taken.code == "already_registered")
+            // Without a username, the username is the new user's id.
+            let anonymous = try await PinAuthenticatorTests.Setup.post(client, "/v1/fido/sign-up/options", .object([:]))
+            let anonymousHandle = try #require(anonymous.json["publicKey"]?["user"]?["id"]?.stringValue)
+            #expect(anonymous.json["publicKey"]?["user"]?["name"]?.stringValue == String(decoding: try #require(Base64URL.decode(anonymousHandle)), as: UTF8.self))
+        }
+    }
+
+    @Test("Sign-up refuses: a tampered ceremony, another kind of ceremony, a denied model, a public key alongside; nothing is written")
+    func refusals() async throws {
+        let deployment = try await Deployment.make { $0.fidoDeniedAAGUIDs = [LatchAuthenticatorModel.software.rawValue] }
+        try await deployment.run { client in
+            let options = try await PinAuthenticatorTests.Setup.post(client, "/v1/fido/sign-up/options", .object(["username": "bob"]))
+            let good = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test")
+            // The username in the ceremony id swapped: the MAC no longer matches.
+            let ceremony = try #require(options.json["ceremonyId"]?.stringValue)
+            let tampered = ceremony.replacingOccurrences(of: "~" + Base64URL.encode(Data("bob".utf8)), with: "~" + Base64URL.encode(Data("admin".utf8)))
+            #expect(tampered != ceremony)
+            let forged: JSONValue = .object(["ceremonyId": .string(tampered), "publicKey": options.json["publicKey"] ?? .null])
+            #expect(try await Self.complete(client, options: forged, authenticator: good).code == "invalid_proof")
+            // A sign-in ceremony is not a sign-up one.
+            let signIn = try await PinAuthenticatorTests.Setup.post(client, "/v1/fido/authentication/options", .object([:]))
+            #expect(try await Self.complete(client, options: signIn.json, authenticator: good).code == "invalid_proof")
+            // A denied model.
+            let denied = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test", aaguid: LatchAuthenticatorModel.software.aaguid)
+            #expect(try await Self.complete(client, options: options.json, authenticator: denied).code == "authenticator_not_allowed")
+            // The wrong origin.
+            let elsewhere = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://evil.test")
+            #expect(try await Self.complete(client, options: options.json, authenticator: elsewhere).code == "webauthn_client_data_invalid")
+            // A device key alongside: WEBAUTHN carries its key in the credential.
+            let withKey = try await client.postJSON(
+                "/v1/registrations",
+                RegistrationRequest(
+                    challengeType: .webauthn, answer: "{}",
+                    publicKey: RegistrationPublicKey(keyId: "k", algorithm: "ES256", publicKey: P256.Signing.PrivateKey().publicKey.pemRepresentation)))
+            #expect(withKey.code == "invalid_input")
+            // Not JSON.
+            let garbage = try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: .webauthn, answer: "{not json"))
+            #expect(garbage.code == "invalid_proof")
+            #expect(try await deployment.count("users") == 0)
+            #expect(try await deployment.count("authenticators") == 0)
+            // After all that, the ceremony still works once.
+            #expect(try await Self.complete(client, options: options.json, authenticator: good).status.code < 300)
+            #expect(try await deployment.count("users") == 1)
+        }
+    }
+
+    @Test("fido.signUp false: both the options and the registration answer challenge_type_disabled")
+    func disabled() async throws {
+        try await Deployment.make { $0.fidoSignUp = false }.run { client in
+            #expect(try await PinAuthenticatorTests.Setup.post(client, "/v1/fido/sign-up/options", .object([:])).code == "challenge_type_disabled")
+            let answer = try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: .webauthn, answer: "{}"))
+            #expect(answer.code == "challenge_type_disabled")
+        }
+    }
+}

@@ -3,9 +3,10 @@ import Foundation
 import LatchJOSE
 import LatchModel
 
-/// FIDO ceremony ids: `lfc_<challenge>.<expiry>.<kind>.<user id>.<MAC>`, stateless like registration challenges —
+/// FIDO ceremony ids: `lfc_<challenge>.<expiry>.<kind>.<user>.<MAC>`, stateless like registration challenges —
 /// the MAC (HMAC-SHA256 under a key derived from the key-encryption key) binds the challenge, the expiry, the kind
-/// (`reg`, `auth` or `pin`) and the user (empty for a discoverable sign-in). The challenge is the 32 random bytes the id
+/// (`reg`, `auth`, `pin` or `new`) and the user: its id (empty for a discoverable sign-in), or for a sign-up the new
+/// user's id and chosen username as `<id>~<base64url username>`. The challenge is the 32 random bytes the id
 /// carries; the ceremony is consumed as a single-use value in the unit of work that completes it.
 public struct FidoCeremonies: Sendable {
     public enum Kind: String, Sendable {
@@ -13,12 +14,16 @@ public struct FidoCeremonies: Sendable {
         case authentication = "auth"
         /// A PIN change: an assertion with the old key and a registration of the new one, over one challenge.
         case pinChange = "pin"
+        /// Passwordless sign-up: the first authenticator of a user created when the ceremony completes.
+        case signUp = "new"
     }
 
     /// A ceremony id that checked out.
     public struct Ceremony: Sendable {
         public var challenge: [UInt8]
         public var userID: String?
+        /// For a sign-up: the username the new user gets.
+        public var username: String?
         public var consumes: SingleUse
     }
 
@@ -34,26 +39,29 @@ public struct FidoCeremonies: Sendable {
     }
 
     /// A new ceremony id and its challenge.
-    public func begin(_ kind: Kind, userID: String?, random: RandomSource, now: Int64) -> (id: String, challenge: [UInt8]) {
+    public func begin(_ kind: Kind, userID: String?, username: String? = nil, random: RandomSource, now: Int64) -> (id: String, challenge: [UInt8]) {
         let challenge = random.bytes(32)
         let encoded = Base64URL.encode(Data(challenge))
         let expiresAt = now.adding(seconds: lifetime)
-        let user = userID ?? ""
+        var user = userID ?? ""
+        if let username { user += "~" + Base64URL.encode(Data(username.utf8)) }
         return (Self.prefix + [encoded, String(expiresAt), kind.rawValue, user, Base64URL.encode(Data(mac(encoded, expiresAt, kind, user)))]
             .joined(separator: "."), challenge)
     }
 
     /// The ceremony `id` names, when Latch issued it for `kind` and it is still valid at `now`.
     public func check(_ id: String, _ kind: Kind, now: Int64) throws(LatchError) -> Ceremony {
-        guard id.utf8.count <= 512, id.hasPrefix(Self.prefix) else { throw LatchError.invalidGrant("the ceremony id is not one Latch issued") }
+        guard id.utf8.count <= 1024, id.hasPrefix(Self.prefix) else { throw LatchError.invalidGrant("the ceremony id is not one Latch issued") }
         let parts = id.dropFirst(Self.prefix.count).split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 5, let challenge = Base64URL.decode(parts[0]), challenge.count == 32, let expiresAt = Int64(parts[1]),
             String(expiresAt) == parts[1], parts[2] == kind.rawValue, let presented = Base64URL.decode(parts[4]),
             Secrets.constantTimeEquals(presented, Data(mac(String(parts[0]), expiresAt, kind, String(parts[3]))))
         else { throw LatchError.invalidGrant("the ceremony id is not one Latch issued for this ceremony") }
         guard now < expiresAt else { throw LatchError.invalidGrant("the ceremony has expired; start again") }
+        let user = parts[3].split(separator: "~", maxSplits: 1, omittingEmptySubsequences: false)
+        let username = user.count == 2 ? Base64URL.decode(user[1]).flatMap { String(data: $0, encoding: .utf8) } : nil
         return Ceremony(
-            challenge: Array(challenge), userID: parts[3].isEmpty ? nil : String(parts[3]),
+            challenge: Array(challenge), userID: user[0].isEmpty ? nil : String(user[0]), username: username,
             consumes: .jti(id, issuer: Self.consumedIssuer, until: expiresAt))
     }
 

@@ -27,6 +27,8 @@ public struct FidoSettings: Sendable {
     public var requireTrustedAttestation = false
     /// PIN authenticators' lockout and length policy.
     public var pin = PinPolicy()
+    /// Whether passwordless sign-up (a new user whose first credential is an authenticator) is open.
+    public var signUpEnabled = true
 
     public init(rpID: String, rpName: String, origins: Set<String>) {
         self.rpID = rpID
@@ -124,19 +126,57 @@ public struct FidoService: Sendable {
             throw LatchError(.conflict, "this account has \(existing.count) authenticators, the most allowed; delete one first")
         }
         let (id, challenge) = ceremonies.begin(.registration, userID: user.id, random: random, now: clock.seconds())
-        let options: JSONValue = .object([
-            "challenge": .string(Base64URL.encode(Data(challenge))),
-            "rp": .object(["id": .string(settings.rpID), "name": .string(settings.rpName)]),
-            "user": .object([
-                "id": .string(Base64URL.encode(Data(user.id.utf8))), "name": .string(user.username), "displayName": .string(user.username),
+        return creationOptions(ceremonyID: id, challenge: challenge, userID: user.id, username: user.username, exclude: existing)
+    }
+
+    /// `POST /v1/fido/sign-up/options {username?}`: a registration ceremony for a user who does not exist yet —
+    /// passwordless sign-up. The new user's id (the WebAuthn user handle) and username are chosen now and bound to
+    /// the ceremony; the user is created by `POST /v1/registrations` with `challengeType` `WEBAUTHN`, which
+    /// completes it. A username already taken is refused at once (and again, atomically, when the user is created);
+    /// without one, the username is the new user's id.
+    public func signUpOptions(username requested: String?) async throws -> JSONValue {
+        guard settings.signUpEnabled else { throw LatchError(.challengeTypeDisabled, "passwordless sign-up is disabled on this deployment") }
+        let userID = random.uuid()
+        var username = userID
+        if let requested {
+            do {
+                username = try Usernames.native(requested)
+            } catch {
+                throw LatchError.invalidInput("username \(error)")
+            }
+            guard username.utf8.count <= RegistrationService.maximumIdentifierLength else {
+                throw LatchError.invalidInput("username must be at most \(RegistrationService.maximumIdentifierLength) bytes")
+            }
+            if try await store.user(username: username) != nil {
+                throw LatchError(.alreadyRegistered, "this username is taken")
+            }
+        }
+        let (id, challenge) = ceremonies.begin(.signUp, userID: userID, username: username, random: random, now: clock.seconds())
+        // A passkey for a new account: discoverable, so that signing in needs no username.
+        return creationOptions(ceremonyID: id, challenge: challenge, userID: userID, username: username, exclude: [], residentKey: "required")
+    }
+
+    func creationOptions(
+        ceremonyID: String, challenge: [UInt8], userID: String, username: String, exclude: [Authenticator], residentKey: String = "preferred"
+    ) -> JSONValue {
+        .object([
+            "ceremonyId": .string(ceremonyID),
+            "publicKey": .object([
+                "challenge": .string(Base64URL.encode(Data(challenge))),
+                "rp": .object(["id": .string(settings.rpID), "name": .string(settings.rpName)]),
+                "user": .object([
+                    "id": .string(Base64URL.encode(Data(userID.utf8))), "name": .string(username), "displayName": .string(username),
+                ]),
+                "pubKeyCredParams": .array(WebAuthnPublicKey.Algorithm.allCases.map { .object(["type": "public-key", "alg": .int($0.rawValue)]) }),
+                "timeout": .int(settings.ceremonyLifetime * 1000),
+                "excludeCredentials": .array(exclude.map { .object(["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))]) }),
+                "authenticatorSelection": .object([
+                    "residentKey": .string(residentKey), "requireResidentKey": .bool(residentKey == "required"),
+                    "userVerification": .string(userVerification),
+                ]),
+                "attestation": .string(settings.requireTrustedAttestation ? "direct" : "none"),
             ]),
-            "pubKeyCredParams": .array(WebAuthnPublicKey.Algorithm.allCases.map { .object(["type": "public-key", "alg": .int($0.rawValue)]) }),
-            "timeout": .int(settings.ceremonyLifetime * 1000),
-            "excludeCredentials": .array(existing.map { .object(["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))]) }),
-            "authenticatorSelection": .object(["residentKey": "preferred", "userVerification": .string(userVerification)]),
-            "attestation": "none",
         ])
-        return .object(["ceremonyId": .string(id), "publicKey": options])
     }
 
     /// `POST /v1/fido/registration {ceremonyId, credential, name?}` for the signed-in `user`.
@@ -149,29 +189,9 @@ public struct FidoService: Sendable {
             throw LatchError(.invalidInput, error.message)
         }
         guard ceremony.userID == user.id else { throw LatchError(.invalidInput, "this ceremony was started by another user") }
-        if let name, !(1...64).contains(name.count) { throw LatchError.invalidInput("name must be 1–64 characters") }
-        guard case .object(let response)? = credential["response"], let clientData = Self.bytes(response["clientDataJSON"]),
-            let attestationObject = Self.bytes(response["attestationObject"])
-        else { throw LatchError.invalidInput("credential must be a RegistrationResponseJSON with base64url response members") }
-        let party = try await relyingParty()
-        var trace = AttestationTrace()
-        let verified: WebAuthnRelyingParty.VerifiedCredential
-        do {
-            verified = try party.verifyRegistration(
-                clientDataJSON: clientData, attestationObject: attestationObject, challenge: ceremony.challenge,
-                at: Date(timeIntervalSince1970: TimeInterval(now)), trace: &trace)
-        } catch {
-            throw LatchError(error.code, "\(error.step): \(error.detail)")
-        }
-        try admitModel(verified.aaguid)
-        if LatchAuthenticatorModel(rawValue: Hex.encode(verified.aaguid)) == .pin, !verified.userVerified {
-            throw LatchError(.webauthnUserNotVerified, "a PIN authenticator must set the UV flag")
-        }
-        let authenticator = Authenticator(
-            id: random.uuid(), userID: user.id, credentialID: Data(verified.credentialID), publicKeyCOSE: Data(verified.publicKeyCOSE),
-            signCount: verified.signCount, aaguid: Data(verified.aaguid), format: verified.format, name: name ?? "Authenticator",
-            backupEligible: verified.backupEligible, createdAt: now)
-        let event = SecurityEvent.now(.authenticatorRegistered, actor: "user", userID: user.id, detail: verified.format, clock: clock, random: random)
+        let authenticator = try await verifyNewCredential(credential, challenge: ceremony.challenge, userID: user.id, name: name, now: now)
+        let event = SecurityEvent.now(
+            .authenticatorRegistered, actor: "user", userID: user.id, detail: authenticator.format, clock: clock, random: random)
         do {
             try await store.write { transaction in
                 transaction.consume(ceremony.consumes, ifUnavailable: Refusal.missing)
@@ -184,6 +204,32 @@ public struct FidoService: Sendable {
             throw LatchError(.conflict, "this credential is registered already")
         }
         return info(authenticator)
+    }
+
+    /// A registration response verified (§7.1) and admitted by the policy: the authenticator to store for `userID`.
+    func verifyNewCredential(_ credential: JSONValue, challenge: [UInt8], userID: String, name: String?, now: Int64) async throws -> Authenticator {
+        if let name, !(1...64).contains(name.count) { throw LatchError.invalidInput("name must be 1–64 characters") }
+        guard case .object(let response)? = credential["response"], let clientData = Self.bytes(response["clientDataJSON"]),
+            let attestationObject = Self.bytes(response["attestationObject"])
+        else { throw LatchError.invalidInput("credential must be a RegistrationResponseJSON with base64url response members") }
+        let party = try await relyingParty()
+        var trace = AttestationTrace()
+        let verified: WebAuthnRelyingParty.VerifiedCredential
+        do {
+            verified = try party.verifyRegistration(
+                clientDataJSON: clientData, attestationObject: attestationObject, challenge: challenge,
+                at: Date(timeIntervalSince1970: TimeInterval(now)), trace: &trace)
+        } catch {
+            throw LatchError(error.code, "\(error.step): \(error.detail)")
+        }
+        try admitModel(verified.aaguid)
+        if LatchAuthenticatorModel(rawValue: Hex.encode(verified.aaguid)) == .pin, !verified.userVerified {
+            throw LatchError(.webauthnUserNotVerified, "a PIN authenticator must set the UV flag")
+        }
+        return Authenticator(
+            id: random.uuid(), userID: userID, credentialID: Data(verified.credentialID), publicKeyCOSE: Data(verified.publicKeyCOSE),
+            signCount: verified.signCount, aaguid: Data(verified.aaguid), format: verified.format, name: name ?? "Authenticator",
+            backupEligible: verified.backupEligible, createdAt: now)
     }
 
     // MARK: Sign-in options

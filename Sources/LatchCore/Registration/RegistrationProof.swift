@@ -13,6 +13,10 @@ public struct VerifiedRegistration: Sendable {
     public var deviceKey: (keyID: String, key: PublicKey)?
     /// How the device key was attested, when it was.
     public var deviceKeyAttestation: DeviceKeyAttestation?
+    /// The new user's id when the proof fixed it (a WebAuthn sign-up binds it as the user handle); else a new one.
+    public var userID: String?
+    /// The FIDO authenticator to register with the user (its `userID` is the new user's).
+    public var authenticator: Authenticator?
     /// Consumed in the same transaction that creates the user.
     public var consumes: SingleUse
     /// Runs once the user is created (e.g. marking the device at Apple); its failure is the proof's to log.
@@ -20,9 +24,11 @@ public struct VerifiedRegistration: Sendable {
 
     public init(
         username: String, kind: UserKind, federatedIdentity: (issuer: String, subject: String)? = nil, claims: [String: JSONValue] = [:],
-        deviceKey: (keyID: String, key: PublicKey)? = nil, deviceKeyAttestation: DeviceKeyAttestation? = nil, consumes: SingleUse,
-        afterCommit: (@Sendable () async -> Void)? = nil
+        deviceKey: (keyID: String, key: PublicKey)? = nil, deviceKeyAttestation: DeviceKeyAttestation? = nil, userID: String? = nil,
+        authenticator: Authenticator? = nil, consumes: SingleUse, afterCommit: (@Sendable () async -> Void)? = nil
     ) {
+        self.userID = userID
+        self.authenticator = authenticator
         self.afterCommit = afterCommit
         self.username = username
         self.kind = kind

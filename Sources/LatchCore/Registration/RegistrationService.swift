@@ -11,7 +11,7 @@ import Logging
 /// of the same identity (an app relaunched after a lost answer mints a new token); for another identity it is a
 /// conflict (``Idempotency``).
 public struct RegistrationService: Sendable {
-    public typealias Store = UnitOfWork & UserStore & RegistrationStore
+    public typealias Store = UnitOfWork & UserStore & RegistrationStore & AuthenticatorStore
 
     let store: any Store
     let proofs: [ChallengeType: any RegistrationProof]
@@ -91,7 +91,7 @@ public struct RegistrationService: Sendable {
         let verified = try await proof.verify(request, now: now)
         if let known { return try await answerRetry(known, verified) }
         let user = User(
-            id: random.uuid(), username: verified.username, kind: verified.kind, issuer: verified.federatedIdentity?.issuer,
+            id: verified.userID ?? random.uuid(), username: verified.username, kind: verified.kind, issuer: verified.federatedIdentity?.issuer,
             subject: verified.federatedIdentity?.subject, claims: verified.claims, createdAt: now)
         let deviceKey = verified.deviceKey.map {
             DeviceKey(userID: user.id, keyID: $0.keyID, key: $0.key, createdAt: now, attestation: verified.deviceKeyAttestation)
@@ -102,7 +102,8 @@ public struct RegistrationService: Sendable {
             .userRegistered, actor: "user", userID: user.id, detail: request.challengeType.rawValue, clock: clock, random: random)
         do {
             try await store.write {
-                Self.create(user, deviceKey: deviceKey, record: record, consuming: verified.consumes, on: $0)
+                Self.create(
+                    user, deviceKey: deviceKey, authenticator: verified.authenticator, record: record, consuming: verified.consumes, on: $0)
                 $0.record(event)
             }
         } catch let refusal as Refusal {
@@ -119,7 +120,7 @@ public struct RegistrationService: Sendable {
         }
         logger.info("registered", metadata: ["user": "\(user.id)", "type": "\(request.challengeType.rawValue)"])
         await verified.afterCommit?()
-        return RegistrationResponse(userId: user.id, username: user.username)
+        return RegistrationResponse(userId: user.id, username: user.username, authenticatorId: verified.authenticator?.id)
     }
 
     /// The user of a registration record.
@@ -127,7 +128,13 @@ public struct RegistrationService: Sendable {
         guard let user = try await store.user(id: record.userID) else {
             throw LatchError(.registrationConflict, "this registrationId belongs to a deleted user")
         }
-        return RegistrationResponse(userId: user.id, username: user.username)
+        return try await response(for: user)
+    }
+
+    /// The answer for `user`; for a WebAuthn sign-up, with its first authenticator.
+    func response(for user: User) async throws -> RegistrationResponse {
+        let first = user.kind == .webauthn ? try await store.authenticators(userID: user.id).min { $0.createdAt < $1.createdAt }?.id : nil
+        return RegistrationResponse(userId: user.id, username: user.username, authenticatorId: first)
     }
 
     /// A known `registrationId` with a new, verified proof: the same user when the proof names the identity the
@@ -137,7 +144,8 @@ public struct RegistrationService: Sendable {
             throw LatchError(.registrationConflict, "this registrationId belongs to a deleted user")
         }
         let deviceKey = try await verified.deviceKey.asyncFlatMap { try await store.deviceKey(userID: user.id, keyID: $0.keyID) }
-        guard Idempotency.sameIdentity(verified, as: user, deviceKey: deviceKey) else {
+        let authenticator = try await verified.authenticator.asyncFlatMap { try await store.authenticator(credentialID: $0.credentialID)?.1 }
+        guard Idempotency.sameIdentity(verified, as: user, deviceKey: deviceKey, authenticator: authenticator) else {
             throw LatchError(.registrationConflict, "this registrationId was used for another identity")
         }
         do {
@@ -145,7 +153,7 @@ public struct RegistrationService: Sendable {
         } catch Refusal.replayed {
             throw Self.replayed(verified.consumes)
         }
-        return RegistrationResponse(userId: user.id, username: user.username)
+        return try await response(for: user)
     }
 
     /// The error for a single-use value found spent: a registration challenge is `invalid_challenge`, a token
@@ -158,13 +166,14 @@ public struct RegistrationService: Sendable {
     }
 
     static func create(
-        _ user: User, deviceKey: DeviceKey?, record: RegistrationRecord?, consuming value: SingleUse,
-        on transaction: some RegistrationWrites & UserWrites & SingleUseWrites
+        _ user: User, deviceKey: DeviceKey?, authenticator: Authenticator?, record: RegistrationRecord?, consuming value: SingleUse,
+        on transaction: some RegistrationWrites & UserWrites & SingleUseWrites & AuthenticatorWrites
     ) {
         if let record { transaction.requireNoRegistration(id: record.id, ifExists: Refusal.registrationExists) }
         transaction.insertUser(user, ifTaken: Refusal.alreadyRegistered)
         transaction.consume(value, ifUnavailable: Refusal.replayed)
         if let deviceKey { transaction.insertDeviceKey(deviceKey, ifTaken: Refusal.alreadyRegistered) }
+        if let authenticator { transaction.insertAuthenticator(authenticator, ifTaken: Refusal.alreadyRegistered) }
         if let record { transaction.insertRegistration(record, ifTaken: Refusal.registrationExists) }
     }
 
@@ -198,10 +207,17 @@ public struct RegistrationService: Sendable {
         /// Whether a verified proof names the identity `user` registered with: for a custom federated JWT the same
         /// issuer and subject; for a device proof the same public key under the same key id (`deviceKey` is the
         /// user's key with the proof's key id, if any). A test registration token minted afresh carries a new
-        /// `sub`, so the key, not the username, is the identity.
-        public static func sameIdentity(_ verified: VerifiedRegistration, as user: User, deviceKey: DeviceKey?) -> Bool {
+        /// `sub`, so the key, not the username, is the identity. For a WebAuthn sign-up, the same credential
+        /// (`authenticator` is the stored one with the proof's credential id, if any) registered to `user`.
+        public static func sameIdentity(
+            _ verified: VerifiedRegistration, as user: User, deviceKey: DeviceKey?, authenticator: Authenticator? = nil
+        ) -> Bool {
             if let identity = verified.federatedIdentity {
                 return user.issuer == identity.issuer && user.subject == identity.subject
+            }
+            if let presented = verified.authenticator {
+                guard let stored = authenticator else { return false }
+                return stored.userID == user.id && stored.credentialID == presented.credentialID && stored.publicKeyCOSE == presented.publicKeyCOSE
             }
             if let presented = verified.deviceKey, let stored = deviceKey {
                 return stored.keyID == presented.keyID && stored.key.derRepresentation == presented.key.derRepresentation

@@ -16,6 +16,8 @@ public enum UserKind: String, Sendable, Hashable, Codable {
     case playIntegrity = "PLAY_INTEGRITY"
     /// Registered with an Apple DeviceCheck token (checked with Apple) and a device key.
     case deviceCheck = "DEVICE_CHECK"
+    /// Signed up with a FIDO authenticator (passwordless); signs in with WebAuthn assertions.
+    case webauthn = "WEBAUTHN"
 }
 
 /// A registered user.

@@ -5,6 +5,13 @@ public struct FidoAuthenticationOptionsRequest: Codable, Sendable, Hashable {
     public init(username: String? = nil) { self.username = username }
 }
 
+/// `POST /v1/fido/sign-up/options`: passwordless sign-up.
+public struct FidoSignUpOptionsRequest: Codable, Sendable, Hashable {
+    /// The new user's username; absent: the new user's id.
+    public var username: String?
+    public init(username: String? = nil) { self.username = username }
+}
+
 /// An authenticator registered to the signed-in user (`GET /v1/me/authenticators`).
 public struct FidoAuthenticatorInfo: Codable, Sendable, Hashable {
     public var id: String

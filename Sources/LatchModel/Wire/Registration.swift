@@ -16,6 +16,9 @@ public struct ChallengeType: RawRepresentable, Hashable, Sendable, Codable, Cust
     public static let playIntegrity = ChallengeType(rawValue: "PLAY_INTEGRITY")
     /// Android Keystore key attestation: the answer is a JSON array of base64 DER certificates, leaf first.
     public static let androidKey = ChallengeType(rawValue: "ANDROID_KEY")
+    /// Passwordless sign-up: the answer is `{ceremonyId, credential, name?}` (JSON) completing a WebAuthn
+    /// registration ceremony from `POST /v1/fido/sign-up/options`.
+    public static let webauthn = ChallengeType(rawValue: "WEBAUTHN")
 }
 
 /// A device sign-in public key as sent with a registration.
@@ -99,10 +102,13 @@ public struct RegistrationResponse: Codable, Sendable, Hashable {
     public var userId: String
     /// The name to sign in with.
     public var username: String
+    /// For a `WEBAUTHN` sign-up: the id of the user's first authenticator.
+    public var authenticatorId: String?
 
-    public init(userId: String, username: String) {
+    public init(userId: String, username: String, authenticatorId: String? = nil) {
         self.userId = userId
         self.username = username
+        self.authenticatorId = authenticatorId
     }
 }
 

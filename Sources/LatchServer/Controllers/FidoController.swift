@@ -8,13 +8,17 @@ struct FidoController {
     let fido: FidoService
     let sessions: SessionService
 
-    /// `POST /v1/fido/authentication/options`, `GET /v1/fido/policy`, `POST /v1/fido/authenticators/status`
-    /// (unauthenticated, rate-limited).
+    /// `POST /v1/fido/authentication/options`, `POST /v1/fido/sign-up/options`, `GET /v1/fido/policy`,
+    /// `POST /v1/fido/authenticators/status` (unauthenticated, rate-limited).
     var publicEndpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
         routes.post("authentication/options") { request, _ -> Response in
             let body = try await request.decodeJSON(FidoAuthenticationOptionsRequest.self, whenEmpty: FidoAuthenticationOptionsRequest())
             return JSONResponse.make(bytes: try await fido.authenticationOptions(username: body.username).serialized())
+        }
+        routes.post("sign-up/options") { request, _ -> Response in
+            let body = try await request.decodeJSON(FidoSignUpOptionsRequest.self, whenEmpty: FidoSignUpOptionsRequest())
+            return JSONResponse.make(bytes: try await fido.signUpOptions(username: body.username).serialized())
         }
         routes.get("policy") { _, _ -> Response in try JSONResponse.make(fido.policy) }
         routes.post("authenticators/status") { request, _ -> Response in
