@@ -192,7 +192,7 @@ let package = Package(
         .testTarget(
             name: "LatchAttestationTests",
             dependencies: [
-                "LatchAttestation", "LatchCBOR", "LatchModel", "LatchJOSE",
+                "LatchAttestation", "LatchCBOR", "LatchModel", "LatchJOSE", "LatchTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

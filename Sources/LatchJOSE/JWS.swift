@@ -99,6 +99,23 @@ public struct ParsedJWS: Sendable {
         return VerifiedJWS(header: header, claims: claims, algorithm: algorithm)
     }
 
+    /// Checks the signature with `key`, the key of an `x5c` certificate chain the caller has validated against its own
+    /// trust anchors (a FIDO Metadata Service BLOB is signed so): `alg` must be the key's; `x5c` is expected, and
+    /// `jwk`, `jku`, `x5u` and `crit` are still refused.
+    public func verify(withCertifiedKey key: PublicKey) throws(JOSEError) -> VerifiedJWS {
+        let algorithm = try algorithm()
+        guard algorithm == key.algorithm else {
+            throw JOSEError(.algorithmMismatch, "alg \(algorithm.rawValue) is not the certificate key's algorithm")
+        }
+        for name in Self.forbiddenHeaders where name != "x5c" && header[name] != nil {
+            throw JOSEError(.forbiddenHeader, "the \(name) header is not accepted")
+        }
+        guard key.isValidSignature(signature, for: signingInput) else {
+            throw JOSEError(.badSignature, "the signature does not verify")
+        }
+        return VerifiedJWS(header: header, claims: claims, algorithm: algorithm)
+    }
+
     /// Refuses forbidden header members (step 2 of ``verify(with:)``), for callers that check before looking up a key.
     public func checkHeaderPolicy() throws(JOSEError) {
         for name in Self.forbiddenHeaders where header[name] != nil {

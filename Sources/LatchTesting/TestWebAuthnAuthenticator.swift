@@ -28,17 +28,30 @@ public final class TestWebAuthnAuthenticator: @unchecked Sendable {
         Array(#"{"type":"\#(type)","challenge":"\#(challenge)","origin":"\#(origin)","crossOrigin":false}"#.utf8)
     }
 
-    /// A RegistrationResponseJSON for `challenge` (base64url), with `key` (default: the credential's).
+    /// A RegistrationResponseJSON for `challenge` (base64url), with `key` (default: the credential's) and `none`
+    /// attestation.
     public func register(challenge: String, key: P256.Signing.PrivateKey? = nil) -> JSONValue {
+        register(challenge: challenge, key: key, format: "none") { _, _ in .map([]) }
+    }
+
+    /// A RegistrationResponseJSON in attestation `format`, whose statement `statement` makes from the authenticator
+    /// data and the client data hash.
+    public func register(
+        challenge: String, key: P256.Signing.PrivateKey? = nil, format: String, statement: (_ authData: [UInt8], _ clientDataHash: [UInt8]) -> CBORValue
+    ) -> JSONValue {
         var authData = Array(SHA256.hash(data: Array(rpID.utf8)))
         authData.append(0x45)  // UP | UV | AT
         authData += [0, 0, 0, 0] + aaguid + [0, UInt8(credentialID.count)] + credentialID
         authData += PublicKey(p256: (key ?? self.key).publicKey).coseKey.encoded
-        let object = CBORValue.map([.init(.text("fmt"), .text("none")), .init(.text("attStmt"), .map([])), .init(.text("authData"), .bytes(authData))])
+        let clientData = clientData("webauthn.create", challenge: challenge)
+        let object = CBORValue.map([
+            .init(.text("fmt"), .text(format)), .init(.text("attStmt"), statement(authData, Array(SHA256.hash(data: clientData)))),
+            .init(.text("authData"), .bytes(authData)),
+        ])
         return .object([
             "id": .string(credentialIDString), "rawId": .string(credentialIDString), "type": "public-key", "clientExtensionResults": .object([:]),
             "response": .object([
-                "clientDataJSON": .string(Base64URL.encode(Data(clientData("webauthn.create", challenge: challenge)))),
+                "clientDataJSON": .string(Base64URL.encode(Data(clientData))),
                 "attestationObject": .string(Base64URL.encode(Data(object.encoded))),
             ]),
         ])

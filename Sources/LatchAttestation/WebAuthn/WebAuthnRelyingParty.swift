@@ -20,8 +20,14 @@ public struct WebAuthnRelyingParty: Sendable {
     public var algorithms: Set<WebAuthnPublicKey.Algorithm> = Set(WebAuthnPublicKey.Algorithm.allCases)
     /// Whether the UV flag is required (user verification `required`).
     public var requireUserVerification = false
-    /// Roots attestation certificates (`packed` with x5c, `fido-u2f`) must chain to; empty: none trusted.
+    /// Roots attestation certificates of models without their own roots in `metadata` chain to; empty: none.
     public var attestationAnchors: TrustAnchors = TrustAnchors([])
+    /// Roots and statuses per authenticator model (a folder of PEM files or an MDS3 BLOB): a model with roots
+    /// listed must chain to them; a model whose status says it is compromised is refused.
+    public var metadata = FidoMetadata()
+    /// The roots of the platform formats, trusted for them besides `attestationAnchors`: `apple` → Apple WebAuthn
+    /// Root CA, `android-key` → Google's hardware attestation roots.
+    public var formatAnchors: [String: TrustAnchors] = WebAuthnRelyingParty.knownFormatAnchors
     /// Whether an attestation that does not chain to `attestationAnchors` is refused (else it is accepted as
     /// untrusted, like `none`).
     public var requireTrustedAttestation = false
@@ -114,6 +120,9 @@ public struct WebAuthnRelyingParty: Sendable {
         let trust = try verifyStatement(
             format: format, statement: statement, authData: authData, credential: credential, publicKey: publicKey,
             clientDataHash: clientDataHash, at: date, trace: &trace)
+        if let status = metadata.refusal(for: credential.aaguid) {
+            throw trace.failed("24 trust", .attestationRevoked, "the authenticator model \(Hex.encode(credential.aaguid)) has FIDO status \(status)")
+        }
         if requireTrustedAttestation, trust != .trusted {
             throw trace.failed("24 trust", .webauthnAttestationInvalid, "the policy requires an attestation chaining to a trust anchor (\(trust.rawValue))")
         }
@@ -203,7 +212,7 @@ public struct WebAuthnRelyingParty: Sendable {
             "BS is set without BE", passed: "BE \(authData.flags.contains(.backupEligible)), BS \(authData.flags.contains(.backedUp))")
     }
 
-    /// §8.7 `none`, §8.2 `packed` (self and x5c), §8.6 `fido-u2f`.
+    /// §8.7 `none`, §8.2 `packed` (self and x5c), §8.6 `fido-u2f`, §8.8 `apple`, §8.4 `android-key`.
     func verifyStatement(
         format: String, statement: CBORValue, authData: AuthenticatorData, credential: AuthenticatorData.AttestedCredential,
         publicKey: WebAuthnPublicKey, clientDataHash: [UInt8], at date: Date, trace: inout AttestationTrace
@@ -236,7 +245,7 @@ public struct WebAuthnRelyingParty: Sendable {
             }
             try checkPackedCertificate(leaf, aaguid: credential.aaguid, step: step, trace: &trace)
             trace.passed(step, "packed with \(chain.certificates.count) certificate(s)")
-            return trustOf(chain, at: date, trace: &trace)
+            return trustOf(chain, format: format, aaguid: credential.aaguid, at: date, trace: &trace)
         case "fido-u2f":
             guard let signature = statement["sig"]?.bytesValue, let x5c = statement["x5c"], x5c.arrayValue?.count == 1 else {
                 throw trace.failed(step, .webauthnAttestationInvalid, "fido-u2f needs sig and exactly one x5c certificate")
@@ -250,9 +259,17 @@ public struct WebAuthnRelyingParty: Sendable {
                 throw trace.failed(step, .webauthnAttestationInvalid, "the U2F signature does not verify")
             }
             trace.passed(step, "fido-u2f")
-            return trustOf(chain, at: date, trace: &trace)
+            return trustOf(chain, format: format, aaguid: credential.aaguid, at: date, trace: &trace)
+        case "apple":
+            let chain = try verifyApple(statement, authData: authData, publicKey: publicKey, clientDataHash: clientDataHash, step: step, trace: &trace)
+            return trustOf(chain, format: format, aaguid: credential.aaguid, at: date, trace: &trace)
+        case "android-key":
+            let chain = try verifyAndroidKey(
+                statement, authData: authData, publicKey: publicKey, clientDataHash: clientDataHash, step: step, trace: &trace)
+            return trustOf(chain, format: format, aaguid: credential.aaguid, at: date, rules: AndroidKeyAttestation.chainRules, trace: &trace)
         default:
-            throw trace.failed(step, .webauthnAttestationInvalid, "attestation format \(format.prefix(32)) is not supported (none, packed, fido-u2f)")
+            throw trace.failed(
+                step, .webauthnAttestationInvalid, "attestation format \(format.prefix(32)) is not supported (none, packed, fido-u2f, apple, android-key)")
         }
     }
 
@@ -291,11 +308,20 @@ public struct WebAuthnRelyingParty: Sendable {
         }
     }
 
-    func trustOf(_ chain: CertificateChainValidator.Chain, at date: Date, trace: inout AttestationTrace) -> AttestationTrust {
-        guard !attestationAnchors.roots.isEmpty else { return .untrusted }
+    /// Whether `chain` reaches the roots for this model: its own roots when `metadata` lists some (only those), else
+    /// the format's known roots and `attestationAnchors`.
+    func trustOf(
+        _ chain: CertificateChainValidator.Chain, format: String, aaguid: [UInt8], at date: Date,
+        rules: CertificateChainValidator.Rules = CertificateChainValidator.Rules(), trace: inout AttestationTrace
+    ) -> AttestationTrust {
+        let anchors = metadata.anchors(for: aaguid) ?? (formatAnchors[format].map { $0.adding(attestationAnchors) } ?? attestationAnchors)
+        guard !anchors.roots.isEmpty else {
+            trace.passed("23 attestation chain", "no trust anchor configured for this model")
+            return .untrusted
+        }
         var inner = AttestationTrace()
         do {
-            try CertificateChainValidator(anchors: attestationAnchors).validate(chain, at: date, step: "23 attestation chain", trace: &inner)
+            try CertificateChainValidator(anchors: anchors, rules: rules).validate(chain, at: date, step: "23 attestation chain", trace: &inner)
             trace.passed("23 attestation chain", "chains to a trust anchor")
             return .trusted
         } catch {
