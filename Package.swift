@@ -147,9 +147,11 @@ let package = Package(
         .target(
             name: "LatchTesting",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchCore", "LatchCBOR",
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchCBOR", "LatchAttestation",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: swiftSettings
         ),

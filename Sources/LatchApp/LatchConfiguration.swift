@@ -59,6 +59,9 @@ import Synchronization
 /// | `fido.allowedAaguids` | (any) | authenticator models accepted, comma-separated AAGUIDs (32 hex digits, dashes allowed) |
 /// | `fido.deniedAaguids` | (none) | authenticator models refused at registration and sign-in |
 /// | `fido.maxAuthenticatorsPerUser` | `10` | authenticators one user may register |
+/// | `fido.trustAnchors` | (none) | folder of `<aaguid>.pem` roots per authenticator model; `default.pem` for the others |
+/// | `fido.metadataBlob` | (none) | a FIDO MDS3 BLOB file (`blob.jwt`), verified offline at start |
+/// | `fido.metadataRoots` | GlobalSign Root CA - R3 | PEM roots the MDS3 BLOB's signer must chain to |
 /// | `fido.signUp` | `true` | passwordless sign-up (`POST /v1/fido/sign-up/options`, registration type `WEBAUTHN`) |
 /// | `fido.pin.minLength` / `fido.pin.maxLength` | `6` / `6` | PIN length the SDK enforces (one given alone moves the other's default) |
 /// | `fido.pin.maxAttempts` | `5` | wrong PINs before a PIN authenticator locks |
@@ -105,6 +108,9 @@ public struct LatchConfiguration: Sendable {
     public var fidoDeniedAAGUIDs: Set<String> = []
     public var fidoMaxAuthenticatorsPerUser: Int64 = 10
     public var fidoSignUp = true
+    public var fidoTrustAnchorsFolder: String?
+    public var fidoMetadataBlobFile: String?
+    public var fidoMetadataRootsFile: String?
     public var fidoPin = PinPolicy()
     /// Seconds a registration challenge stays valid.
     public var attestationChallengeLifetime: Int64 = 300
@@ -231,6 +237,9 @@ public struct LatchConfiguration: Sendable {
             .filter { !$0.isEmpty }
         fidoRequireUserVerification = reader.bool(forKey: "fido.requireUserVerification", default: false)
         fidoSignUp = reader.bool(forKey: "fido.signUp", default: true)
+        fidoTrustAnchorsFolder = reader.string(forKey: "fido.trustAnchors").flatMap { $0.isEmpty ? nil : $0 }
+        fidoMetadataBlobFile = reader.string(forKey: "fido.metadataBlob").flatMap { $0.isEmpty ? nil : $0 }
+        fidoMetadataRootsFile = reader.string(forKey: "fido.metadataRoots").flatMap { $0.isEmpty ? nil : $0 }
         fidoRequireAttestation = reader.bool(forKey: "fido.requireAttestation", default: false)
         fidoAllowedAAGUIDs = try Self.aaguids(reader.string(forKey: "fido.allowedAaguids"), key: "fido.allowedAaguids")
         fidoDeniedAAGUIDs = try Self.aaguids(reader.string(forKey: "fido.deniedAaguids"), key: "fido.deniedAaguids")
@@ -362,7 +371,7 @@ public struct LatchConfiguration: Sendable {
         "attestation.androidMinSecurityLevel", "attestation.androidRequireVerifiedBoot", "attestation.androidStatusList",
         "attestation.playIntegrityFreshness", "attestation.playIntegrityDeviceVerdict", "attestation.playIntegrityRequireRecognized",
         "attestation.playIntegrityRequireLicensed", "fido.rpId", "fido.origins", "fido.requireUserVerification",
-        "fido.requireAttestation", "fido.allowedAaguids", "fido.deniedAaguids", "fido.maxAuthenticatorsPerUser", "fido.pin.minLength",
+        "fido.requireAttestation", "fido.allowedAaguids", "fido.deniedAaguids", "fido.maxAuthenticatorsPerUser", "fido.signUp", "fido.trustAnchors", "fido.metadataBlob", "fido.metadataRoots", "fido.pin.minLength",
         "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns",
     ]
 

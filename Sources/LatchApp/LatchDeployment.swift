@@ -1,3 +1,4 @@
+import Foundation
 import LatchCore
 import LatchJOSE
 import LatchModel
@@ -48,8 +49,9 @@ public struct LatchDeployment: Sendable {
             key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "registration challenge mac v1"), lifetime: attestation.challengeLifetime,
             clock: clock, random: random)
 
+        let fidoSettings = try FidoSettings.load(configuration, now: Date(timeIntervalSince1970: TimeInterval(clock.seconds())), logger: logger)
         let fido = FidoService(
-            store: store, settings: configuration.fidoSettings,
+            store: store, settings: fidoSettings,
             ceremonies: FidoCeremonies(
                 key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "fido ceremony mac v1"), lifetime: configuration.fidoSettings.ceremonyLifetime),
             apps: evidenceApps, clock: clock, random: random, logger: logger)

@@ -1,8 +1,10 @@
 import Crypto
 import Foundation
+import LatchAttestation
 import LatchCBOR
 import LatchJOSE
 import LatchModel
+import X509
 
 /// A software FIDO authenticator for tests: a P-256 credential, `none` attestation, a counter, any AAGUID (the PIN
 /// model's, say). ``signWith`` swaps the signing key — a wrong PIN, as the server sees it.
@@ -76,5 +78,26 @@ public final class TestWebAuthnAuthenticator: @unchecked Sendable {
     /// The assertion as the token endpoint's `credential` parameter (a JSON string).
     public func assert(challenge: String, userHandle: String?, counter next: UInt32? = nil) throws -> String {
         String(decoding: try assertion(challenge: challenge, userHandle: userHandle, counter: next).serialized(), as: UTF8.self)
+    }
+}
+
+extension TestWebAuthnAuthenticator {
+    /// A RegistrationResponseJSON with `android-key` attestation (WebAuthn §8.4): `authority` issues a Keystore chain
+    /// for `certified` (default: the credential's key), which signs the statement, binding `attestationChallenge`
+    /// (default: the client data hash, as the format requires).
+    public func registerAndroidKey(
+        challenge: String, authority: TestAttestationAuthority, now: Date, certified: P256.Signing.PrivateKey? = nil,
+        attestationChallenge: [UInt8]? = nil
+    ) -> JSONValue {
+        let signer = certified ?? key
+        return register(challenge: challenge, format: "android-key") { authData, clientDataHash in
+            let chain = (try? authority.androidKeyChain(
+                deviceKey: Certificate.PublicKey(signer.publicKey), challenge: attestationChallenge ?? clientDataHash, packageName: "com.example.app",
+                signatureDigest: Array(repeating: 7, count: 32), now: now)) ?? []
+            let signature = (try? signer.signature(for: authData + clientDataHash).derRepresentation) ?? Data()
+            return .map([
+                .init(.text("alg"), .int(-7)), .init(.text("sig"), .bytes(Array(signature))), .init(.text("x5c"), .array(chain.map { .bytes($0) })),
+            ])
+        }
     }
 }

@@ -413,3 +413,87 @@ struct FidoSignUpTests {
         }
     }
 }
+
+@Suite("FIDO attestation trust from configured files")
+struct FidoAttestationTrustTests {
+    /// A signed-in user's registration options and a post of `credential` for them.
+    static func register(_ client: Client, bearer: String, _ credential: (String) -> JSONValue) async throws -> Reply {
+        let options = try await PinAuthenticatorTests.Setup.post(client, "/v1/fido/registration/options", .object([:]), bearer: bearer)
+        let challenge = try #require(options.json["publicKey"]?["challenge"]?.stringValue)
+        #expect(options.json["publicKey"]?["attestation"] == "direct", "a deployment that requires attestation asks for it")
+        return try await PinAuthenticatorTests.Setup.post(
+            client, "/v1/fido/registration", .object(["ceremonyId": options.json["ceremonyId"] ?? .null, "credential": credential(challenge)]),
+            bearer: bearer)
+    }
+
+    static func signedIn(_ client: Client, _ name: String) async throws -> String {
+        let deviceKey = try PrivateKey.generate(.ES256)
+        let user = try await client.registerWithTestKey(username: name, deviceKey: deviceKey)
+        return try await client.signInWithKey(username: user.username, deviceKey: deviceKey).decode(TokenResponse.self).accessToken
+    }
+
+    @Test("fido.trustAnchors: a model's <aaguid>.pem root makes its android-key attestation trusted; required attestation refuses none")
+    func trustAnchorsFolder() async throws {
+        let now = TestClock().now
+        let authority = try TestAttestationAuthority.create(now: now.addingTimeInterval(-3_600))
+        let folder = TemporaryDirectory()
+        defer { folder.remove() }
+        try authority.rootPEM.write(toFile: folder.path + "/aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa.pem", atomically: true, encoding: .utf8)
+        let deployment = try await Deployment.make {
+            $0.fidoTrustAnchorsFolder = folder.path
+            $0.fidoRequireAttestation = true
+        }
+        try await deployment.run { client in
+            let bearer = try await Self.signedIn(client, "attested")
+            let authenticator = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test")
+            let refused = try await Self.register(client, bearer: bearer) { authenticator.register(challenge: $0) }
+            #expect(refused.code == "webauthn_attestation_invalid")
+            #expect(try await deployment.count("authenticators") == 0)
+            let registered = try await Self.register(client, bearer: bearer) {
+                authenticator.registerAndroidKey(challenge: $0, authority: authority, now: now)
+            }
+            #expect(registered.status == .created, "\(String(decoding: registered.body, as: UTF8.self))")
+            #expect(registered.json["format"] == "android-key")
+            // Another model (another AAGUID) under the same root: its root is not listed for it.
+            let other = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test", aaguid: [UInt8](repeating: 0xBB, count: 16))
+            let unlisted = try await Self.register(client, bearer: bearer) { other.registerAndroidKey(challenge: $0, authority: authority, now: now) }
+            #expect(unlisted.code == "webauthn_attestation_invalid")
+        }
+    }
+
+    @Test("fido.metadataBlob: verified at start; a model it reports REVOKED cannot register; a BLOB under another root stops the start")
+    func metadataBlob() async throws {
+        let now = TestClock().now
+        let signer = try TestMetadataBlob.Signer(now: now)
+        let folder = TemporaryDirectory()
+        defer { folder.remove() }
+        let payload: JSONValue = .object([
+            "no": 7, "nextUpdate": "2099-01-01",
+            "entries": .array([
+                .object(["aaguid": "bbbbbbbb-bbbb-bbbb-bbbb-bbbbbbbbbbbb", "statusReports": .array([.object(["status": "REVOKED", "effectiveDate": "2025-01-01"])])])
+            ]),
+        ])
+        try signer.sign(payload).write(toFile: folder.path + "/blob.jwt", atomically: true, encoding: .utf8)
+        try signer.rootPEM.write(toFile: folder.path + "/mds-root.pem", atomically: true, encoding: .utf8)
+        let deployment = try await Deployment.make {
+            $0.fidoMetadataBlobFile = folder.path + "/blob.jwt"
+            $0.fidoMetadataRootsFile = folder.path + "/mds-root.pem"
+        }
+        try await deployment.run { client in
+            let bearer = try await Self.signedIn(client, "revoked-model")
+            let revoked = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test", aaguid: [UInt8](repeating: 0xBB, count: 16))
+            let options = try await PinAuthenticatorTests.Setup.post(client, "/v1/fido/registration/options", .object([:]), bearer: bearer)
+            let refused = try await PinAuthenticatorTests.Setup.post(
+                client, "/v1/fido/registration",
+                .object([
+                    "ceremonyId": options.json["ceremonyId"] ?? .null,
+                    "credential": revoked.register(challenge: try #require(options.json["publicKey"]?["challenge"]?.stringValue)),
+                ]), bearer: bearer)
+            #expect(refused.code == "attestation_revoked")
+        }
+        // The built-in root (GlobalSign R3, the FIDO Alliance's) did not sign this BLOB: the deployment does not start.
+        await #expect(throws: ConfigurationError.self) {
+            _ = try await Deployment.make { $0.fidoMetadataBlobFile = folder.path + "/blob.jwt" }
+        }
+    }
+}

@@ -29,6 +29,10 @@ public struct FidoSettings: Sendable {
     public var pin = PinPolicy()
     /// Whether passwordless sign-up (a new user whose first credential is an authenticator) is open.
     public var signUpEnabled = true
+    /// Roots for attestation certificates of models without their own in `metadata`.
+    public var attestationAnchors = TrustAnchors([])
+    /// Roots and FIDO statuses per authenticator model.
+    public var metadata = FidoMetadata()
 
     public init(rpID: String, rpName: String, origins: Set<String>) {
         self.rpID = rpID
@@ -77,6 +81,8 @@ public struct FidoService: Sendable {
         var party = WebAuthnRelyingParty(rpID: settings.rpID, origins: settings.origins)
         party.requireUserVerification = settings.requireUserVerification
         party.requireTrustedAttestation = settings.requireTrustedAttestation
+        party.attestationAnchors = settings.attestationAnchors
+        party.metadata = settings.metadata
         if let apps { party.origins.formUnion(Self.nativeOrigins(try await apps.snapshot(), rpID: settings.rpID)) }
         return party
     }

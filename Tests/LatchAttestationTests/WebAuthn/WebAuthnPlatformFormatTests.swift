@@ -80,24 +80,14 @@ struct WebAuthnPlatformFormatTests {
 
     static let now = Date(timeIntervalSince1970: 1_795_000_000)
 
-    /// An android-key registration by `authenticator` whose chain `authority` issues for `certified` (default: the
-    /// credential's key), which signs the statement, with attestation challenge `challenge` (default: the client data
-    /// hash).
+    /// An android-key registration by `authenticator` (see ``TestWebAuthnAuthenticator/registerAndroidKey``).
     static func androidKey(
         _ authenticator: TestWebAuthnAuthenticator, authority: TestAttestationAuthority, certified: P256.Signing.PrivateKey? = nil,
         challenge: [UInt8]? = nil
     ) -> (clientData: [UInt8], attestationObject: [UInt8], challenge: [UInt8]) {
         let ceremony = Array(SHA256.hash(data: Array("android-key ceremony".utf8)))
-        let response = authenticator.register(challenge: Base64URL.encode(Data(ceremony)), format: "android-key") { authData, clientDataHash in
-            let chain = (try? authority.androidKeyChain(
-                deviceKey: Certificate.PublicKey((certified ?? authenticator.key).publicKey), challenge: challenge ?? clientDataHash,
-                packageName: "com.example.app", signatureDigest: Array(repeating: 7, count: 32), now: now)) ?? []
-            let signature = (try? (certified ?? authenticator.key).signature(for: authData + clientDataHash).derRepresentation) ?? Data()
-            return .map([
-                .init(.text("alg"), .int(-7)), .init(.text("sig"), .bytes(Array(signature))),
-                .init(.text("x5c"), .array(chain.map { .bytes($0) })),
-            ])
-        }
+        let response = authenticator.registerAndroidKey(
+            challenge: Base64URL.encode(Data(ceremony)), authority: authority, now: now, certified: certified, attestationChallenge: challenge)
         let fields = response["response"]
         return (
             fields?["clientDataJSON"]?.stringValue.flatMap(Base64URL.decode).map(Array.init) ?? [],
@@ -167,41 +157,11 @@ struct WebAuthnPlatformFormatTests {
 
     // MARK: Metadata: a folder and an MDS3 BLOB
 
-    /// A root and a leaf it issues, for signing a BLOB.
-    static func blobSigner(now: Date) throws -> (root: Certificate, leaf: Certificate, key: P256.Signing.PrivateKey) {
-        let rootKey = P256.Signing.PrivateKey()
-        let name = try DistinguishedName { CommonName("Test metadata root") }
-        let root = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey), notValidBefore: now - 86_400, notValidAfter: now + 86_400 * 365,
-            issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
-                Critical(KeyUsage(keyCertSign: true))
-            }, issuerPrivateKey: .init(rootKey))
-        let leafKey = P256.Signing.PrivateKey()
-        let leaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey), notValidBefore: now - 86_400, notValidAfter: now + 86_400 * 30,
-            issuer: name, subject: try DistinguishedName { CommonName("Test metadata signer") }, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions { Critical(KeyUsage(digitalSignature: true)) }, issuerPrivateKey: .init(rootKey))
-        return (root, leaf, leafKey)
-    }
-
-    static func blob(payload: JSONValue, leaf: Certificate, key: P256.Signing.PrivateKey) throws -> String {
-        var serializer = DER.Serializer()
-        try serializer.serialize(leaf)
-        let header: JSONValue = .object(["alg": "ES256", "typ": "JWT", "x5c": .array([.string(Data(serializer.serializedBytes).base64EncodedString())])])
-        let input = Base64URL.encode(header.serialized()) + "." + Base64URL.encode(payload.serialized())
-        let signature = try key.signature(for: Array(input.utf8))
-        return input + "." + Base64URL.encode(signature.rawRepresentation)
-    }
-
     @Test("An MDS3 BLOB verifies offline against its root and gives roots and statuses per AAGUID; tampering or another root is refused")
     func metadataBlob() throws {
-        let signer = try Self.blobSigner(now: Self.now)
+        let signer = try TestMetadataBlob.Signer(now: Self.now)
         let authority = try TestAttestationAuthority.create(now: Self.now.addingTimeInterval(-86_400))
-        var serializer = DER.Serializer()
-        try serializer.serialize(try #require(authority.anchors.roots.first))
-        let vendorRoot = Data(serializer.serializedBytes).base64EncodedString()
+        let vendorRoot = try TestMetadataBlob.Signer.base64(try #require(authority.anchors.roots.first))
         let payload: JSONValue = .object([
             "legalHeader": "test", "no": 42, "nextUpdate": "2026-12-31",
             "entries": .array([
@@ -216,7 +176,7 @@ struct WebAuthnPlatformFormatTests {
                 .object(["attestationCertificateKeyIdentifiers": .array(["0011"]), "statusReports": .array([])]),
             ]),
         ])
-        let text = try Self.blob(payload: payload, leaf: signer.leaf, key: signer.key)
+        let text = try signer.sign(payload)
         var trace = AttestationTrace()
         let metadata = try FidoMetadata.blob(text, roots: TrustAnchors([signer.root]), at: Self.now, trace: &trace)
         #expect(metadata.serial == 42 && metadata.nextUpdate == "2026-12-31" && metadata.entries.count == 1)
@@ -224,7 +184,7 @@ struct WebAuthnPlatformFormatTests {
         #expect(metadata.anchors(for: aaguid)?.roots.count == 1)
         #expect(metadata.refusal(for: aaguid) == "REVOKED", "the latest report by effectiveDate")
         // Refusals: another root; a payload changed after signing; not a JWS.
-        let elsewhere = try Self.blobSigner(now: Self.now)
+        let elsewhere = try TestMetadataBlob.Signer(now: Self.now)
         #expect(Self.failureCode { try FidoMetadata.blob(text, roots: TrustAnchors([elsewhere.root]), at: Self.now, trace: &trace) } != nil)
         var parts = text.split(separator: ".").map(String.init)
         parts[1] = Base64URL.encode(JSONValue.object(["no": 43, "nextUpdate": "2027-01-01", "entries": .array([])]).serialized())
