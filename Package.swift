@@ -51,6 +51,9 @@ let package = Package(
         // CBOR (RFC 8949) for attestation objects and COSE keys: a strict decoder of untrusted bytes and a
         // deterministic encoder. No dependencies.
         .target(name: "LatchCBOR", swiftSettings: swiftSettings),
+        // QR codes (ISO/IEC 18004: byte mode, levels L–H, versions 1–40, mask selection) rendered as PNG, for
+        // out-of-band enrollment. No dependencies; tested by decoding with zbarimg.
+        .target(name: "LatchQR", swiftSettings: swiftSettings),
         // Device attestation evidence (App Attest, Android key attestation, Play Integrity): pure verifiers with
         // an injected time and trust anchors, certificate chains on swift-certificates, and the test authority that
         // makes evidence in the real formats for CI. No store, no HTTP.
@@ -184,6 +187,11 @@ let package = Package(
         .testTarget(
             name: "LatchCBORTests",
             dependencies: ["LatchCBOR"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchQRTests",
+            dependencies: ["LatchQR"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
