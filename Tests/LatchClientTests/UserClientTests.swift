@@ -254,6 +254,41 @@ struct UserClientTests {
         }
     }
 
+    @Test("Nevis-shaped operations: the selector picks the allowed authenticator; each outcome reaches exactly one handler")
+    func fidoOperations() async throws {
+        try await LiveLatch.run { latch in
+            let client = try latch.device()
+            _ = try await client.registerWithAuthenticationProvider(try latch.testProvider())
+            _ = try await client.signInWithKey()
+            let outcomes = Mutex<[String]>([])
+            // A PIN outside the policy: onError with a recoverable refusal, nothing registered.
+            await client.registrationOperation([PinAuthenticator.forTests()], pin: "12")
+                .onSuccess { _ in outcomes.withLock { $0.append("registered") } }
+                .onError { error in outcomes.withLock { $0.append(error.description) } }
+                .execute().value
+            #expect(outcomes.withLock { $0 }.count == 1 && outcomes.withLock { $0 }[0].contains("PIN"))
+            // The first supported and allowed authenticator is the PIN one.
+            await client.registrationOperation([PinAuthenticator.forTests(), SoftwareAuthenticator()], pin: "480219", name: "ops")
+                .onSuccess { info in outcomes.withLock { $0.append("registered \(info.name) \(info.aaguid)") } }
+                .onError { error in outcomes.withLock { $0.append("error \(error)") } }
+                .execute().value
+            #expect(outcomes.withLock { $0 }.last == "registered ops \(LatchAuthenticatorModel.pin.rawValue)")
+            // A wrong PIN reaches onError with the server's count; the right one onSuccess.
+            await client.authenticationOperation(PinAuthenticator.forTests(), pin: "000000")
+                .onSuccess { _ in outcomes.withLock { $0.append("signed in") } }
+                .onError { error in
+                    if case .pinAttemptFailed(let status) = error { outcomes.withLock { $0.append("tries \(status.remainingTries)") } }
+                }
+                .execute().value
+            await client.authenticationOperation(PinAuthenticator.forTests(), pin: "480219")
+                .onSuccess { _ in outcomes.withLock { $0.append("signed in") } }
+                .execute().value
+            await client.deregistrationOperation().onSuccess { outcomes.withLock { $0.append("deregistered") } }.execute().value
+            #expect(Array(outcomes.withLock { $0 }.suffix(3)) == ["tries 4", "signed in", "deregistered"])
+            #expect(try await client.fidoAuthenticators().isEmpty)
+        }
+    }
+
     @Test("De-registration needs a recent sign-in, then deletes the user and resets the client")
     func deregistration() async throws {
         try await LiveLatch.run { latch in
