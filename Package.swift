@@ -72,7 +72,7 @@ let package = Package(
         .target(
             name: "LatchCore",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchAttestation",
+                "LatchModel", "LatchJOSE", "LatchAttestation", "LatchQR",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

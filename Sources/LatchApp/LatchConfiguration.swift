@@ -62,6 +62,7 @@ import Synchronization
 /// | `fido.trustAnchors` | (none) | folder of `<aaguid>.pem` roots per authenticator model; `default.pem` for the others |
 /// | `fido.metadataBlob` | (none) | a FIDO MDS3 BLOB file (`blob.jwt`), verified offline at start |
 /// | `fido.metadataRoots` | GlobalSign Root CA - R3 | PEM roots the MDS3 BLOB's signer must chain to |
+/// | `oob.tokenLifetime` | `600` | seconds an out-of-band token can be redeemed (60–86400) |
 /// | `fido.signUp` | `true` | passwordless sign-up (`POST /v1/fido/sign-up/options`, registration type `WEBAUTHN`) |
 /// | `fido.pin.minLength` / `fido.pin.maxLength` | `6` / `6` | PIN length the SDK enforces (one given alone moves the other's default) |
 /// | `fido.pin.maxAttempts` | `5` | wrong PINs before a PIN authenticator locks |
@@ -108,6 +109,7 @@ public struct LatchConfiguration: Sendable {
     public var fidoDeniedAAGUIDs: Set<String> = []
     public var fidoMaxAuthenticatorsPerUser: Int64 = 10
     public var fidoSignUp = true
+    public var oobTokenLifetime: Int64 = 600
     public var fidoTrustAnchorsFolder: String?
     public var fidoMetadataBlobFile: String?
     public var fidoMetadataRootsFile: String?
@@ -244,6 +246,7 @@ public struct LatchConfiguration: Sendable {
         fidoAllowedAAGUIDs = try Self.aaguids(reader.string(forKey: "fido.allowedAaguids"), key: "fido.allowedAaguids")
         fidoDeniedAAGUIDs = try Self.aaguids(reader.string(forKey: "fido.deniedAaguids"), key: "fido.deniedAaguids")
         fidoMaxAuthenticatorsPerUser = try ranged("fido.maxAuthenticatorsPerUser", fidoMaxAuthenticatorsPerUser)
+        oobTokenLifetime = try ranged("oob.tokenLifetime", oobTokenLifetime)
         fidoPin.minLength = Int(try ranged("fido.pin.minLength", Int64(fidoPin.minLength)))
         fidoPin.maxLength = Int(try ranged("fido.pin.maxLength", Int64(fidoPin.maxLength)))
         // One bound given alone moves the other's default along; both given must agree.
@@ -316,6 +319,7 @@ public struct LatchConfiguration: Sendable {
         "rateLimit.adminFailuresPerMinute": 0...10_000, "attestation.challengeLifetime": 30...3_600,
         "attestation.playIntegrityFreshness": 10...86_400, "attestation.deviceCheckTimeout": 1...60,
         "fido.maxAuthenticatorsPerUser": 1...100, "fido.pin.minLength": 4...64, "fido.pin.maxLength": 4...64, "fido.pin.maxAttempts": 1...20,
+        "oob.tokenLifetime": 60...86_400,
     ]
 
     /// Comma-separated AAGUIDs: 32 hex digits each (dashes allowed), kept as lower-case hex.
@@ -371,7 +375,7 @@ public struct LatchConfiguration: Sendable {
         "attestation.androidMinSecurityLevel", "attestation.androidRequireVerifiedBoot", "attestation.androidStatusList",
         "attestation.playIntegrityFreshness", "attestation.playIntegrityDeviceVerdict", "attestation.playIntegrityRequireRecognized",
         "attestation.playIntegrityRequireLicensed", "fido.rpId", "fido.origins", "fido.requireUserVerification",
-        "fido.requireAttestation", "fido.allowedAaguids", "fido.deniedAaguids", "fido.maxAuthenticatorsPerUser", "fido.signUp", "fido.trustAnchors", "fido.metadataBlob", "fido.metadataRoots", "fido.pin.minLength",
+        "fido.requireAttestation", "fido.allowedAaguids", "fido.deniedAaguids", "fido.maxAuthenticatorsPerUser", "oob.tokenLifetime", "fido.signUp", "fido.trustAnchors", "fido.metadataBlob", "fido.metadataRoots", "fido.pin.minLength",
         "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns",
     ]
 

@@ -117,6 +117,9 @@ public struct LatchDeployment: Sendable {
             adminAuthenticator: adminAuthenticator, readiness: store)
         services.clock = clock
         services.fido = fido
+        var oobSettings = OutOfBandService.Settings(issuer: configuration.issuerURL)
+        oobSettings.tokenLifetime = configuration.oobTokenLifetime
+        services.oob = OutOfBandService(store: store, fido: fido, settings: oobSettings, clock: clock, random: random, logger: logger)
         return LatchDeployment(configuration: configuration, store: store, services: services, clock: clock, generatedAdminToken: generated)
     }
 }

@@ -134,6 +134,30 @@ enum PostgresMigrations {
                 "ALTER TABLE authenticators ADD COLUMN last_failed_at BIGINT",
             ]
         ),
+        (
+            "0009_out_of_band",
+            [
+                """
+                CREATE TABLE oob_transactions (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    operation TEXT NOT NULL,
+                    token_hash BYTEA NOT NULL UNIQUE,
+                    status_token_hash BYTEA NOT NULL UNIQUE,
+                    message TEXT,
+                    state TEXT NOT NULL,
+                    requested_by TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    redeemed_at BIGINT,
+                    completed_at BIGINT,
+                    authenticator_id TEXT
+                )
+                """,
+                "CREATE INDEX oob_transactions_expiry ON oob_transactions (expires_at)",
+                "CREATE INDEX oob_transactions_user ON oob_transactions (user_id)",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

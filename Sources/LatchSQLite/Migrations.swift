@@ -221,6 +221,29 @@ enum Migrations {
                 ALTER TABLE authenticators ADD COLUMN failed_attempts INTEGER NOT NULL DEFAULT 0;
                 ALTER TABLE authenticators ADD COLUMN last_failed_at INTEGER;
                 """),
+        Migration(
+            name: "0009_out_of_band",
+            sql: """
+                -- Out-of-band enrollments, approvals and deregistrations: redeemed once with a token, watched with
+                -- another; only the tokens' SHA-256 are kept.
+                CREATE TABLE oob_transactions (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    operation TEXT NOT NULL,
+                    token_hash BLOB NOT NULL UNIQUE,
+                    status_token_hash BLOB NOT NULL UNIQUE,
+                    message TEXT,
+                    state TEXT NOT NULL,
+                    requested_by TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    redeemed_at INTEGER,
+                    completed_at INTEGER,
+                    authenticator_id TEXT
+                ) STRICT;
+                CREATE INDEX oob_transactions_expiry ON oob_transactions (expires_at);
+                CREATE INDEX oob_transactions_user ON oob_transactions (user_id);
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

@@ -49,6 +49,8 @@ public struct LatchServices: Sendable {
     public var readiness: any ClientStore
     /// FIDO authenticators (WebAuthn); nil where a deployment serves none.
     public var fido: FidoService?
+    /// Out-of-band enrollment and approval; nil where a deployment serves none.
+    public var oob: OutOfBandService?
     /// The time rate limits count in (the deployment's clock).
     public var clock: LatchClock = .system
 

@@ -34,6 +34,12 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
         controller.addRegistration(to: router.group("v1/fido").add(middleware: bearer).group(context: SignedInContext.self))
         controller.addAuthenticators(to: me)
     }
+    if let oob = services.oob {
+        let controller = OutOfBandController(oob: oob, sessions: services.sessions)
+        router.group("v1/oob").add(middleware: limited).addRoutes(controller.publicEndpoints)
+        router.addRoutes(controller.openPage)
+        controller.addDeviceLinking(to: me)
+    }
     let admin = router.group("admin/v1")
         .add(
             middleware: AdminAuthenticatorMiddleware(
@@ -41,6 +47,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
         .group(context: AdminContext.self)
     AdminController(admin: services.admin, issuer: services.settings.issuer).add(to: admin)
     if let fido = services.fido { FidoController(fido: fido, sessions: services.sessions).addAdmin(to: admin) }
+    if let oob = services.oob { OutOfBandController(oob: oob, sessions: services.sessions).addAdmin(to: admin) }
     methods.record(router.routes)
     return router
 }

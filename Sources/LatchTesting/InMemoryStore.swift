@@ -21,6 +21,7 @@ public final class InMemoryStore: LatchStore {
         var clients: [String: Client] = [:]
         var signingCertificates: [SigningCertificateID: SigningCertificate] = [:]
         var authenticators: [String: Authenticator] = [:]
+        var outOfBand: [String: OutOfBandTransaction] = [:]
         var signingKeys: [String: SigningKeyRecord] = [:]
         var adminTokens: [String: AdminTokenRecord] = [:]
         var revokedAdminTokens: [Data: Int64] = [:]
@@ -152,6 +153,39 @@ public final class InMemoryStore: LatchStore {
             }
         }
 
+        func insertOutOfBandTransaction(_ transaction: OutOfBandTransaction, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                guard state.users[transaction.userID] != nil, state.outOfBand[transaction.id] == nil,
+                    !state.outOfBand.values.contains(where: {
+                        $0.tokenHash == transaction.tokenHash || $0.statusTokenHash == transaction.statusTokenHash
+                    })
+                else { return refusal }
+                state.outOfBand[transaction.id] = transaction
+                return nil
+            }
+        }
+
+        func redeemOutOfBandTransaction(id: String, at: Int64, ifUnavailable refusal: any Error & Sendable) {
+            apply { state in
+                guard let stored = state.outOfBand[id], stored.state == .pending, at < stored.expiresAt else { return refusal }
+                state.outOfBand[id]?.state = .redeemed
+                state.outOfBand[id]?.redeemedAt = at
+                return nil
+            }
+        }
+
+        func completeOutOfBandTransaction(
+            id: String, state final: OutOfBandTransaction.State, authenticatorID: String?, at: Int64, ifUnavailable refusal: any Error & Sendable
+        ) {
+            apply { state in
+                guard state.outOfBand[id]?.state == .redeemed else { return refusal }
+                state.outOfBand[id]?.state = final
+                state.outOfBand[id]?.completedAt = at
+                state.outOfBand[id]?.authenticatorID = authenticatorID
+                return nil
+            }
+        }
+
         func insertAuthenticator(_ authenticator: Authenticator, ifTaken refusal: any Error & Sendable) {
             apply { state in
                 guard state.users[authenticator.userID] != nil, state.authenticators[authenticator.id] == nil,
@@ -255,6 +289,7 @@ public final class InMemoryStore: LatchStore {
                 guard state.users.removeValue(forKey: id) != nil else { return refusal }
                 state.deviceKeys = state.deviceKeys.filter { $0.key.userID != id }
                 state.authenticators = state.authenticators.filter { $0.value.userID != id }
+                state.outOfBand = state.outOfBand.filter { $0.value.userID != id }
                 state.registrations = state.registrations.filter { $0.value.userID != id }
                 for (sessionID, session) in state.sessions where session.userID == id {
                     state.sessions[sessionID] = nil
@@ -479,6 +514,18 @@ public final class InMemoryStore: LatchStore {
             else { return nil }
             return (user, key)
         }
+    }
+
+    public func outOfBandTransaction(id: String) async throws -> OutOfBandTransaction? {
+        state.withLock { $0.outOfBand[id] }
+    }
+
+    public func outOfBandTransaction(tokenHash: Data) async throws -> OutOfBandTransaction? {
+        state.withLock { state in state.outOfBand.values.first { $0.tokenHash == tokenHash } }
+    }
+
+    public func outOfBandTransaction(statusTokenHash: Data) async throws -> OutOfBandTransaction? {
+        state.withLock { state in state.outOfBand.values.first { $0.statusTokenHash == statusTokenHash } }
     }
 
     public func authenticators(userID: String) async throws -> [Authenticator] {

@@ -538,6 +538,51 @@ public enum StoreConformance {
             #expect(try await store.authenticators(userID: "u-alice").isEmpty)
             #expect(try await store.authenticators(userID: "u-carol").count == 1)
         },
+        Check(name: "out-of-band transactions: token hashes unique; redeemed once across two replicas, never after expiry; completed once; gone with their user") { store, replica in
+            try await register(store, user("alice"))
+            @Sendable func transaction(_ id: String, user: String = "alice", token: UInt8, expiresAt: Int64 = 500) -> OutOfBandTransaction {
+                OutOfBandTransaction(
+                    id: id, userID: "u-\(user)", operation: .authentication, tokenHash: Data(repeating: token, count: 32),
+                    statusTokenHash: Data(repeating: token &+ 100, count: 32), message: "Pay 10 € to Bob?", state: .pending, requestedBy: "admin",
+                    createdAt: 100, expiresAt: expiresAt)
+            }
+            try await store.write { $0.insertOutOfBandTransaction(transaction("t1", token: 1), ifTaken: Refusal.taken) }
+            await #expect(throws: Refusal.taken) {
+                try await replica.write { $0.insertOutOfBandTransaction(transaction("t2", token: 1), ifTaken: Refusal.taken) }
+            }
+            await #expect(throws: Refusal.taken) {
+                try await store.write { $0.insertOutOfBandTransaction(transaction("t3", user: "nobody", token: 3), ifTaken: Refusal.taken) }
+            }
+            #expect(try await replica.outOfBandTransaction(tokenHash: Data(repeating: 1, count: 32)) == transaction("t1", token: 1))
+            #expect(try await replica.outOfBandTransaction(statusTokenHash: Data(repeating: 101, count: 32))?.id == "t1")
+            #expect(try await store.outOfBandTransaction(id: "t1")?.message == "Pay 10 € to Bob?")
+            #expect(try await store.outOfBandTransaction(tokenHash: Data(repeating: 9, count: 32)) == nil)
+            // Completing before redeeming is refused; 20 concurrent redeems on two replicas: one wins.
+            await #expect(throws: Refusal.used) {
+                try await store.write { $0.completeOutOfBandTransaction(id: "t1", state: .approved, authenticatorID: "a1", at: 150, ifUnavailable: Refusal.used) }
+            }
+            let wins = await (0..<20).asyncConcurrentCount { index in
+                (try? await pick(index, store, replica).write { $0.redeemOutOfBandTransaction(id: "t1", at: 200, ifUnavailable: Refusal.used) }) != nil
+            }
+            #expect(wins == 1)
+            // Completed once (concurrently too), with the authenticator.
+            let completions = await (0..<10).asyncConcurrentCount { index in
+                (try? await pick(index, store, replica).write {
+                    $0.completeOutOfBandTransaction(id: "t1", state: .approved, authenticatorID: "a1", at: 210, ifUnavailable: Refusal.used)
+                }) != nil
+            }
+            #expect(completions == 1)
+            let done = try #require(try await replica.outOfBandTransaction(id: "t1"))
+            #expect(done.state == .approved && done.redeemedAt == 200 && done.completedAt == 210 && done.authenticatorID == "a1")
+            // An expired one is not redeemed.
+            try await store.write { $0.insertOutOfBandTransaction(transaction("t4", token: 4, expiresAt: 300), ifTaken: Refusal.taken) }
+            await #expect(throws: Refusal.used) {
+                try await replica.write { $0.redeemOutOfBandTransaction(id: "t4", at: 300, ifUnavailable: Refusal.used) }
+            }
+            #expect(try await store.outOfBandTransaction(id: "t4")?.state == .pending)
+            #expect(try await store.deleteUser(id: "u-alice"))
+            #expect(try await replica.outOfBandTransaction(id: "t4") == nil)
+        },
         Check(name: "client evidence and signing certificates: stored, replaced, owned; deleting an owner or the client removes them") { store, replica in
             #expect(try await store.addClient(Client(id: "app", name: "App", createdAt: 1)))
             #expect(try await store.clients().first?.evidence == ClientEvidence())

@@ -5,8 +5,8 @@ import LatchModel
 
 /// FIDO ceremony ids: `lfc_<challenge>.<expiry>.<kind>.<user>.<MAC>`, stateless like registration challenges —
 /// the MAC (HMAC-SHA256 under a key derived from the key-encryption key) binds the challenge, the expiry, the kind
-/// (`reg`, `auth`, `pin` or `new`) and the user: its id (empty for a discoverable sign-in), or for a sign-up the new
-/// user's id and chosen username as `<id>~<base64url username>`. The challenge is the 32 random bytes the id
+/// (`reg`, `auth`, `pin`, `new` or `oob`) and the user: its id (empty for a discoverable sign-in), followed for a
+/// sign-up by the chosen username and for an out-of-band ceremony by its transaction id, as `<id>~<base64url value>`. The challenge is the 32 random bytes the id
 /// carries; the ceremony is consumed as a single-use value in the unit of work that completes it.
 public struct FidoCeremonies: Sendable {
     public enum Kind: String, Sendable {
@@ -16,14 +16,16 @@ public struct FidoCeremonies: Sendable {
         case pinChange = "pin"
         /// Passwordless sign-up: the first authenticator of a user created when the ceremony completes.
         case signUp = "new"
+        /// An out-of-band transaction's ceremony (registration, approval or deregistration on the redeeming device).
+        case outOfBand = "oob"
     }
 
     /// A ceremony id that checked out.
     public struct Ceremony: Sendable {
         public var challenge: [UInt8]
         public var userID: String?
-        /// For a sign-up: the username the new user gets.
-        public var username: String?
+        /// What the ceremony is bound to besides the user: a sign-up's username, an out-of-band transaction's id.
+        public var bound: String?
         public var consumes: SingleUse
     }
 
@@ -39,12 +41,14 @@ public struct FidoCeremonies: Sendable {
     }
 
     /// A new ceremony id and its challenge.
-    public func begin(_ kind: Kind, userID: String?, username: String? = nil, random: RandomSource, now: Int64) -> (id: String, challenge: [UInt8]) {
+    public func begin(_ kind: Kind, userID: String?, bound: String? = nil, random: RandomSource, now: Int64, expiresAt cap: Int64? = nil)
+        -> (id: String, challenge: [UInt8])
+    {
         let challenge = random.bytes(32)
         let encoded = Base64URL.encode(Data(challenge))
-        let expiresAt = now.adding(seconds: lifetime)
+        let expiresAt = min(now.adding(seconds: lifetime), cap ?? .max)
         var user = userID ?? ""
-        if let username { user += "~" + Base64URL.encode(Data(username.utf8)) }
+        if let bound { user += "~" + Base64URL.encode(Data(bound.utf8)) }
         return (Self.prefix + [encoded, String(expiresAt), kind.rawValue, user, Base64URL.encode(Data(mac(encoded, expiresAt, kind, user)))]
             .joined(separator: "."), challenge)
     }
@@ -59,9 +63,9 @@ public struct FidoCeremonies: Sendable {
         else { throw LatchError.invalidGrant("the ceremony id is not one Latch issued for this ceremony") }
         guard now < expiresAt else { throw LatchError.invalidGrant("the ceremony has expired; start again") }
         let user = parts[3].split(separator: "~", maxSplits: 1, omittingEmptySubsequences: false)
-        let username = user.count == 2 ? Base64URL.decode(user[1]).flatMap { String(data: $0, encoding: .utf8) } : nil
+        let bound = user.count == 2 ? Base64URL.decode(user[1]).flatMap { String(data: $0, encoding: .utf8) } : nil
         return Ceremony(
-            challenge: Array(challenge), userID: user[0].isEmpty ? nil : String(user[0]), username: username,
+            challenge: Array(challenge), userID: user[0].isEmpty ? nil : String(user[0]), bound: bound,
             consumes: .jti(id, issuer: Self.consumedIssuer, until: expiresAt))
     }
 

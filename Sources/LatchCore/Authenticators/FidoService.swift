@@ -157,7 +157,7 @@ public struct FidoService: Sendable {
                 throw LatchError(.alreadyRegistered, "this username is taken")
             }
         }
-        let (id, challenge) = ceremonies.begin(.signUp, userID: userID, username: username, random: random, now: clock.seconds())
+        let (id, challenge) = ceremonies.begin(.signUp, userID: userID, bound: username, random: random, now: clock.seconds())
         // A passkey for a new account: discoverable, so that signing in needs no username.
         return creationOptions(ceremonyID: id, challenge: challenge, userID: userID, username: username, exclude: [], residentKey: "required")
     }
@@ -243,7 +243,7 @@ public struct FidoService: Sendable {
     /// `POST /v1/fido/authentication/options {username?}`: with a username, its credentials (an unknown username
     /// gets an empty list, answered the same way); without, a discoverable-credential ceremony.
     public func authenticationOptions(username: String?) async throws -> JSONValue {
-        var allowed: [JSONValue] = []
+        var allowed: [Authenticator] = []
         var userID: String?
         if let username {
             let name: String
@@ -254,16 +254,21 @@ public struct FidoService: Sendable {
             }
             if let user = try await store.user(username: name) {
                 userID = user.id
-                allowed = try await store.authenticators(userID: user.id).map {
-                    .object(["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))])
-                }
+                allowed = try await store.authenticators(userID: user.id)
             }
         }
         let (id, challenge) = ceremonies.begin(.authentication, userID: userID, random: random, now: clock.seconds())
-        return .object([
-            "ceremonyId": .string(id),
+        return requestOptions(ceremonyID: id, challenge: challenge, allow: allowed)
+    }
+
+    /// `{ceremonyId, publicKey: PublicKeyCredentialRequestOptionsJSON}` allowing `allow`'s credentials (none: a
+    /// discoverable-credential ceremony).
+    func requestOptions(ceremonyID: String, challenge: [UInt8], allow: [Authenticator]) -> JSONValue {
+        .object([
+            "ceremonyId": .string(ceremonyID),
             "publicKey": .object([
-                "challenge": .string(Base64URL.encode(Data(challenge))), "rpId": .string(settings.rpID), "allowCredentials": .array(allowed),
+                "challenge": .string(Base64URL.encode(Data(challenge))), "rpId": .string(settings.rpID),
+                "allowCredentials": .array(allow.map { .object(["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))]) }),
                 "userVerification": .string(userVerification), "timeout": .int(settings.ceremonyLifetime * 1000),
             ]),
         ])

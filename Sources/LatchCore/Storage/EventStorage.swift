@@ -26,6 +26,10 @@ public struct SecurityEvent: Sendable, Hashable {
         public static let authenticatorPinChanged = Kind(rawValue: "authenticator.pin_changed")
         /// Every session of a user was revoked (global sign-out, or an admin).
         public static let sessionsRevoked = Kind(rawValue: "user.sessions_revoked")
+        /// An out-of-band enrollment, approval or deregistration was requested (detail: the operation and transaction id).
+        public static let outOfBandRequested = Kind(rawValue: "oob.requested")
+        /// An out-of-band transaction ended (detail: its final state and transaction id).
+        public static let outOfBandCompleted = Kind(rawValue: "oob.completed")
     }
 
     /// Time-ordered: ids of events recorded close in time sort together.

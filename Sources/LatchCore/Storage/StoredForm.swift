@@ -62,6 +62,13 @@ public enum StoredForm {
         return parsed
     }
 
+    /// Reads an out-of-band transaction's operation and state columns.
+    public static func outOfBand(operation: String, state: String) throws -> (OutOfBandTransaction.Operation, OutOfBandTransaction.State) {
+        guard let parsedOperation = OutOfBandTransaction.Operation(rawValue: operation) else { throw unreadable("oob_transactions.operation", operation) }
+        guard let parsedState = OutOfBandTransaction.State(rawValue: state) else { throw unreadable("oob_transactions.state", state) }
+        return (parsedOperation, parsedState)
+    }
+
     static func unreadable(_ column: String, _ value: String) -> StoreUnavailableError {
         StoreUnavailableError("a stored \(column) cannot be read by this version of Latch: \(value.prefix(64))")
     }

@@ -82,6 +82,14 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let webauthnSignatureInvalid = ErrorCode("webauthn_signature_invalid")
     /// The signature counter went back or stood still: a cloned authenticator is possible.
     public static let webauthnCounterRegressed = ErrorCode("webauthn_counter_regressed")
+    /// An out-of-band token's lifetime (`oob.tokenLifetime`) is over.
+    public static let oobTokenExpired = ErrorCode("oob_token_expired")
+    /// The out-of-band token was redeemed before (single use).
+    public static let oobTokenRedeemed = ErrorCode("oob_token_redeemed")
+    /// No out-of-band transaction has this token.
+    public static let oobTokenUnknown = ErrorCode("oob_token_unknown")
+    /// The token is for another operation than the endpoint's (registration, authentication, deregistration).
+    public static let oobWrongOperation = ErrorCode("oob_wrong_operation")
     /// The authenticator model (AAGUID) is denied, or not among the allowed ones, by the deployment's policy.
     public static let authenticatorNotAllowed = ErrorCode("authenticator_not_allowed")
     /// A PIN authenticator's proof did not verify (a wrong PIN), or it is cooling down or locked out; the answer's

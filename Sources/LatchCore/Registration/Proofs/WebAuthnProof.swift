@@ -43,7 +43,7 @@ public struct WebAuthnProof: RegistrationProof {
         } catch {
             throw LatchError.invalidProof(error.message)
         }
-        guard let userID = ceremony.userID, let username = ceremony.username else {
+        guard let userID = ceremony.userID, let username = ceremony.bound else {
             throw LatchError.invalidProof("the ceremony names no new user")
         }
         let authenticator = try await fido.verifyNewCredential(credential, challenge: ceremony.challenge, userID: userID, name: name, now: now)

@@ -1,0 +1,91 @@
+import Foundation
+import LatchAttestation
+import LatchJOSE
+import LatchModel
+import Logging
+
+extension FidoService {
+    /// An assertion that verified: the user, the authenticator and what the assertion moves it to.
+    struct CheckedAssertion: Sendable {
+        var user: User
+        var authenticator: Authenticator
+        var model: LatchAuthenticatorModel?
+        var asserted: WebAuthnRelyingParty.VerifiedAssertion
+
+        /// The counter move and the failure count it was read with (for the compare-and-set that records the use).
+        var use: (id: String, signCount: UInt32, failedAttempts: Int) { (authenticator.id, asserted.signCount, authenticator.failedAttempts) }
+    }
+
+    /// Checks an AuthenticationResponseJSON against `ceremony` (W3C WebAuthn §7.2): the credential is found by its id;
+    /// a ceremony bound to a user accepts only that user's credentials, a discoverable one needs the `userHandle`;
+    /// a model denied by the policy is refused; a PIN authenticator locked out or cooling down is refused before any
+    /// check and its signature failures are wrong PINs, counted; a counter that went back is recorded (with the
+    /// ceremony consumed). Refusals carry `code` (`invalid_grant` at the token endpoint), or for `nil` their own
+    /// WebAuthn code (`pin_attempt_failed` for a wrong PIN).
+    func checkAssertion(_ credential: JSONValue, ceremony: FidoCeremonies.Ceremony, now: Int64, code: ErrorCode?) async throws -> CheckedAssertion {
+        func refusal(_ own: ErrorCode, _ message: String) -> LatchError {
+            code.map { LatchError($0, message, detail: own.rawValue) } ?? LatchError(own, message)
+        }
+        guard case .object(let fields) = credential, let rawID = Self.bytes(fields["rawId"] ?? fields["id"]),
+            case .object(let response)? = fields["response"], let clientData = Self.bytes(response["clientDataJSON"]),
+            let authenticatorData = Self.bytes(response["authenticatorData"]), let signature = Self.bytes(response["signature"])
+        else {
+            throw LatchError(code == .invalidGrant ? .invalidRequest : .invalidInput, "credential must be an AuthenticationResponseJSON with base64url members")
+        }
+        // The credential, and the user it may act for.
+        guard let (user, authenticator) = try await store.authenticator(credentialID: Data(rawID)) else {
+            throw refusal(.notFound, "no authenticator is registered with this credential id")
+        }
+        let userHandle = Self.bytes(response["userHandle"])
+        if let expected = ceremony.userID {
+            guard expected == user.id else { throw refusal(.webauthnClientDataInvalid, "this credential does not belong to the user the ceremony is for") }
+        } else {
+            guard userHandle == Array(user.id.utf8) else {
+                throw refusal(.webauthnClientDataInvalid, "a discoverable sign-in needs the credential's user handle")
+            }
+        }
+        // The policy: a model denied since registration no longer signs; a PIN authenticator locked out or cooling
+        // down is refused before any check (nothing counted).
+        do {
+            try admitModel(Array(authenticator.aaguid))
+        } catch {
+            throw refusal(error.code, error.message)
+        }
+        let model = LatchAuthenticatorModel.of(authenticator)
+        try settings.pin.admit(authenticator, now: now, code: code ?? .pinAttemptFailed)
+        // The assertion.
+        let party = try await relyingParty()
+        var trace = AttestationTrace()
+        let asserted: WebAuthnRelyingParty.VerifiedAssertion
+        do {
+            asserted = try party.verifyAuthentication(
+                clientDataJSON: clientData, authenticatorData: authenticatorData, signature: signature, challenge: ceremony.challenge,
+                publicKey: try WebAuthnPublicKey(coseBytes: Array(authenticator.publicKeyCOSE)), storedSignCount: authenticator.signCount,
+                userHandle: userHandle, trace: &trace)
+        } catch {
+            if error.code == .webauthnCounterRegressed {
+                try await flagCounter(user: user, authenticator: authenticator, ceremony: ceremony.consumes, code: code)
+            }
+            // A PIN authenticator's key comes from the PIN: a signature that does not verify is a wrong PIN, counted.
+            if error.code == .webauthnSignatureInvalid, model == .pin {
+                throw try await countFailure(of: authenticator, user: user, code: code ?? .pinAttemptFailed)
+            }
+            throw refusal(error.code, "\(error.step): \(error.detail)")
+        }
+        if model == .pin, !asserted.userVerified { throw refusal(.webauthnUserNotVerified, "a PIN authenticator must set the UV flag") }
+        return CheckedAssertion(user: user, authenticator: authenticator, model: model, asserted: asserted)
+    }
+
+    /// A counter that went back is recorded for the operator (a cloned authenticator is possible) — unless the
+    /// ceremony was completed before: a retried or replayed request repeats a counter without any clone. Consuming
+    /// the ceremony and recording the event in one unit tells the two apart atomically.
+    func flagCounter(user: User, authenticator: Authenticator, ceremony: SingleUse, code: ErrorCode?) async throws {
+        let event = SecurityEvent.now(
+            .authenticatorCounterRegressed, actor: "system", userID: user.id, detail: authenticator.id, clock: clock, random: random)
+        guard try await store.succeeds({ transaction, refusal in
+            transaction.consume(ceremony, ifUnavailable: refusal)
+            transaction.record(event)
+        }) else { throw LatchError(code ?? .invalidInput, "this ceremony was completed before; start a new one") }
+        logger.warning("authenticator counter went back", metadata: ["user": "\(user.id)", "authenticator": "\(authenticator.id)"])
+    }
+}
