@@ -204,7 +204,8 @@ enum Zbar {
         return nil
     }
 
-    /// Runs `zbarimg --raw -q` (plus `-Sbinary` when asked) on the PNG
+    /// Runs `zbarimg --raw -q`, QR codes only (other symbologies can see a false EAN in a QR code's modules), plus
+    /// `-Sbinary` when asked, on the PNG
     /// (bounded to 60 s via coreutils `timeout` when available). Returns the
     /// exit status and standard output.
     static func decode(_ png: [UInt8], binary: Bool = false) throws -> (status: Int32, output: [UInt8]) {
@@ -214,7 +215,7 @@ enum Zbar {
         try Data(png).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
 
-        var arguments = ["--raw", "-q"]
+        var arguments = ["--raw", "-q", "-Sdisable", "-Sqrcode.enable"]
         if binary { arguments.append("-Sbinary") }
         arguments.append(file.path)
         let process = Process()
