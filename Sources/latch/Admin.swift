@@ -101,7 +101,46 @@ struct Admin: AsyncParsableCommand {
     struct Users: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "users", abstract: "Registered users.",
-            subcommands: [List.self, Get.self, Delete.self, SignOut.self, Authenticators.self])
+            subcommands: [List.self, Get.self, Delete.self, SignOut.self, Authenticators.self, Enroll.self, EnrollmentStatus.self])
+
+        struct Enroll: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                abstract: "Out-of-band: an enrollment (or approval, deregistration) for a user's phone, as an app link and a QR code PNG.")
+            @OptionGroup var server: ServerOptions
+            @Argument(help: "The user's id (with --create, the id of the user to create).") var id: String
+            @Flag(help: "Create the user when it does not exist.") var create = false
+            @Option(help: "The username of a user created here.") var username: String?
+            @Option(help: "registration (default), authentication (an approval) or deregistration.") var operation: String?
+            @Option(help: "The text an approval shows on the phone.") var message: String?
+            @Option(help: "Write the QR code PNG to this file.") var qrOut: String?
+            func run() async throws {
+                let request = OutOfBandEnrollmentRequest(createUser: create ? true : nil, username: username, operation: operation, message: message)
+                let data = try await AdminHTTP(options: server).send("POST", "/admin/v1/users/\(id.pathEscaped)/enrollments", body: request)
+                let answer = try JSONDecoder().decode(OutOfBandEnrollmentResponse.self, from: data)
+                if let qrOut {
+                    let prefix = "data:image/png;base64,"
+                    guard let png = Data(base64Encoded: String(answer.enrollment.qrCode.dataUri.dropFirst(prefix.count))) else {
+                        throw ValidationError("the server's QR code is not a PNG data URI")
+                    }
+                    try png.write(to: URL(fileURLWithPath: qrOut))
+                }
+                print("user \(answer.userId) (\(answer.username)), \(answer.enrollment.operation) \(answer.enrollment.transactionId) \(answer.status)")
+                print("status token: \(answer.enrollment.statusToken)")
+                print("expires at: \(answer.enrollment.expiresAt)")
+                print("link: \(answer.enrollment.appLinkUri)")
+                if let qrOut { print("QR code (\(answer.enrollment.qrCode.size) px): \(qrOut)") }
+            }
+        }
+
+        struct EnrollmentStatus: AsyncParsableCommand {
+            static let configuration = CommandConfiguration(
+                commandName: "enrollment-status", abstract: "The status of an out-of-band transaction, by its status token.")
+            @OptionGroup var server: ServerOptions
+            @Argument var statusToken: String
+            func run() async throws {
+                AdminHTTP.printJSON(try await AdminHTTP(options: server).send("POST", "/v1/oob/status", body: OutOfBandStatusRequest(statusToken: statusToken)))
+            }
+        }
 
         struct List: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "List users, a page at a time.")

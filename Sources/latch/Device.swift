@@ -15,7 +15,7 @@ struct Device: AsyncParsableCommand {
         abstract: "A simulated device using the Swift SDK: register, sign in, refresh, sign out, de-register.",
         subcommands: [
             Register.self, SignIn.self, Refresh.self, WhoAmI.self, Status.self, SignOut.self, GlobalSignOut.self,
-            Deregister.self, Reset.self, Fido.self,
+            Deregister.self, Reset.self, Fido.self, OutOfBand.self, Link.self,
         ])
 
     /// Where the device keeps its state and which server it talks to; accepted after every subcommand.
