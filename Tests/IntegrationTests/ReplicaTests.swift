@@ -35,6 +35,8 @@ enum TestPostgres {
 final class Tally: Sendable {
     let counts = Mutex<[Int: Int]>([:])
     let acknowledged = Mutex<[Int: String]>([:])
+    /// Error codes seen, for races whose losers must all say the same thing.
+    let codes = Mutex<Set<String>>([])
     func add(_ status: Int) { counts.withLock { $0[status, default: 0] += 1 } }
     subscript(status: Int) -> Int { counts.withLock { $0[status] ?? 0 } }
     var statuses: Set<Int> { counts.withLock { Set($0.keys) } }
@@ -287,7 +289,7 @@ struct ReplicaTests {
 }
 
 extension ReplicaTests {
-    @Test("Across two replicas: one FIDO ceremony signs in once; ten wrong PINs at once count to exactly the lockout; one sign-up ceremony creates one user")
+    @Test("Across two replicas: one FIDO ceremony signs in once; ten wrong PINs at once count to exactly the lockout; one sign-up ceremony creates one user; one out-of-band token is redeemed once")
     func fidoRaces() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -379,6 +381,32 @@ extension ReplicaTests {
             }
         }
         #expect(signUps[201] == 1 && signUps[409] == 9, "\(signUps.counts.withLock { $0 })")
+
+        // 4. One out-of-band token redeemed ten times at once across the replicas: one ceremony; the others are told
+        // the token was redeemed.
+        var enrollRequest = URLRequest(url: URL(string: a.base + "/admin/v1/users/oob-racer/enrollments")!)
+        enrollRequest.httpMethod = "POST"
+        enrollRequest.setValue("Bearer \(Self.adminToken)", forHTTPHeaderField: "Authorization")
+        enrollRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        enrollRequest.httpBody = Data(#"{"createUser": true}"#.utf8)
+        let (enrolled, _) = try await URLSession.shared.data(for: enrollRequest)
+        let link = try #require((try JSONValue.parse(enrolled))["enrollment"]?["appLinkUri"]?.stringValue)
+        let payload = try OutOfBandPayload(decoding: link)
+        let redeems = Tally()
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<10 {
+                group.addTask {
+                    let base = worker.isMultiple(of: 2) ? a.base : b.base
+                    guard let (status, answer) = try? await jsonRequest(
+                        "POST", base + "/v1/oob/redeem/registration", body: OutOfBandRedeemRequest(token: payload.data.token))
+                    else { return }
+                    redeems.add(status)
+                    if let code = answer["error"]?.stringValue { redeems.codes.withLock { _ = $0.insert(code) } }
+                }
+            }
+        }
+        #expect(redeems[200] == 1 && redeems[400] == 9, "\(redeems.counts.withLock { $0 })")
+        #expect(redeems.codes.withLock { $0 } == ["oob_token_redeemed"])
         #expect(try await a.terminate() == 0)
         #expect(try await b.terminate() == 0)
     }
