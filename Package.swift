@@ -161,7 +161,7 @@ let package = Package(
         .executableTarget(
             name: "latch",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchCore", "LatchServer", "LatchApp", "LatchClient", "LatchAttestation",
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchServer", "LatchApp", "LatchClient", "LatchAttestation", "LatchQR",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

@@ -13,17 +13,18 @@ struct BenchCommandTests {
         let json = directory.path + "/bench.json"
         let (status, output) = try await run(
             try latchExecutable().path,
-            ["bench", "--duration", "1", "--connections", "2", "--scenarios", "jwks,refresh,key-sign-in", "--json", json], timeout: 120)
+            ["bench", "--duration", "1", "--connections", "2", "--scenarios", "jwks,refresh,key-sign-in,oob-status", "--json", json], timeout: 120)
         #expect(status == 0, "\(output)")
         #expect(output.contains("cold start:"))
         #expect(!output.contains("did not stop"), "the server hung at shutdown:\n\(output)")
-        for scenario in ["jwks", "refresh", "key-sign-in"] {
+        #expect(output.contains("QR codes, one thread:"))
+        for scenario in ["jwks", "refresh", "key-sign-in", "oob-status"] {
             let row = output.split(separator: "\n").first { $0.hasPrefix(scenario + " ") }
             #expect(row != nil, "no row for \(scenario):\n\(output)")
         }
         let document = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: json)))
         let scenarios = try #require(document["scenarios"]?.arrayValue)
-        #expect(scenarios.compactMap { $0["scenario"]?.stringValue } == ["jwks", "refresh", "key-sign-in"])
+        #expect(scenarios.compactMap { $0["scenario"]?.stringValue } == ["jwks", "refresh", "key-sign-in", "oob-status"])
         for scenario in scenarios {
             #expect((scenario["rate"]?.doubleValue ?? 0) > 0)
             #expect(scenario["errors"] == 0)

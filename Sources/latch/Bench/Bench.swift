@@ -20,6 +20,7 @@ struct Bench: ParsableCommand {
     static let allScenarios = [
         "jwks", "discovery", "fsso-es256", "fsso-rs256", "key-sign-in", "refresh", "userinfo", "refresh@1000", "app-attest-register",
         "app-attest-sign-in", "android-key-register", "play-integrity-register", "webauthn-register", "webauthn-sign-in",
+        "oob-enroll", "oob-status",
     ]
 
     @Option(help: "Seconds per scenario (1–30).") var duration: Double = 10
@@ -73,6 +74,13 @@ struct Bench: ParsableCommand {
         let fido = BenchFido(port: port, accessTokens: fixture.accessTokens)
         fixture.fido = fido
         if selected.contains("webauthn-sign-in") { try fido.prepare(port: port) }
+        let oob = BenchOutOfBand(adminToken: adminToken)
+        fixture.oob = oob
+        if selected.contains(where: BenchOutOfBand.scenarios.contains) {
+            try oob.prepare(port: port, connections: connections)
+            let qr = BenchOutOfBand.qrRate()
+            print(String(format: "QR codes, one thread: %.0f PNGs/s (a %d-byte link's version %d symbol, %d-byte PNG; target ≥ 2,000/s)", qr.rate, qr.linkBytes, qr.version, qr.pngBytes))
+        }
         var results: [(ScenarioResult, ceiling: Double?, target: String)] = []
         print("")
         print(Report.header)
@@ -160,7 +168,7 @@ enum Report {
         "jwks": "≥ 60,000/s", "discovery": "≥ 60,000/s", "fsso-es256": "≥ 8,000/s", "key-sign-in": "≥ 4,000/s",
         "refresh": "≥ 10,000/s", "refresh@1000": "p99 ≤ 5 ms", "app-attest-register": "≥ 500/s", "app-attest-sign-in": "≥ 4,000/s",
         "android-key-register": "≥ 500/s", "play-integrity-register": "≥ 500/s", "webauthn-register": "≥ 2,000/s",
-        "webauthn-sign-in": "≥ 4,000/s",
+        "webauthn-sign-in": "≥ 4,000/s", "oob-status": "≥ 10,000/s",
     ]
 
     static let header = "scenario          rate/s   p50 ms   p90 ms   p99 ms   errors   server CPU   peak RSS   crypto ceiling   of ceiling   target"

@@ -20,6 +20,8 @@ final class BenchFixture: @unchecked Sendable {
     var attestation: BenchAttestation?
     /// The FIDO scenarios' material.
     var fido: BenchFido?
+    /// The out-of-band scenarios' users (set after preparation).
+    var oob: BenchOutOfBand?
 
     init(port: Int) { self.port = port }
 
@@ -171,6 +173,9 @@ final class BenchFixture: @unchecked Sendable {
         default:
             if let fido, BenchFido.scenarios.contains(name) {
                 return fido.run(name, port: port, duration: duration, connections: connections, server: server)
+            }
+            if let oob, BenchOutOfBand.scenarios.contains(name) {
+                return oob.run(name, port: port, duration: duration, connections: connections, server: server)
             }
             if let attestation, BenchAttestation.scenarios.contains(name) {
                 return attestation.run(name, port: port, duration: duration, connections: connections, server: server)
