@@ -50,7 +50,7 @@ public struct QRCode: Sendable, Equatable {
         let masks = forcedMask.map { [min(max($0, 0), 7)] } ?? Array(0..<8)
         for mask in masks {
             let candidate = QRCode.masked(base, level: level, mask: mask)
-            let penalty = candidate.penalty()
+            let penalty = candidate.fastPenalty()
             if best == nil || penalty < best!.penalty {
                 best = (mask, candidate, penalty)
             }

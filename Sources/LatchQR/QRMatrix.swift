@@ -179,11 +179,28 @@ struct QRMatrix: Sendable, Equatable {
         }
     }
 
-    /// XORs the mask pattern over every non-function module (§7.8.2).
+    /// XORs the mask pattern over every non-function module (§7.8.2); each mask's loop is written out so that no
+    /// module pays for choosing the condition (the conditions are ``maskCondition(_:x:y:)``'s).
     mutating func applyMask(_ mask: Int) {
-        for y in 0..<size {
-            for x in 0..<size where !isFunction[y * size + x] && QRMatrix.maskCondition(mask, x: x, y: y) {
-                modules[y * size + x].toggle()
+        let size = size
+        isFunction.withUnsafeBufferPointer { function in
+            modules.withUnsafeMutableBufferPointer { grid in
+                @inline(__always) func each(_ condition: (Int, Int) -> Bool) {
+                    for y in 0..<size {
+                        let row = y * size
+                        for x in 0..<size where !function[row + x] && condition(x, y) { grid[row + x].toggle() }
+                    }
+                }
+                switch mask {
+                case 0: each { x, y in (x + y) & 1 == 0 }
+                case 1: each { _, y in y & 1 == 0 }
+                case 2: each { x, _ in x % 3 == 0 }
+                case 3: each { x, y in (x + y) % 3 == 0 }
+                case 4: each { x, y in ((y >> 1) + x / 3) & 1 == 0 }
+                case 5: each { x, y in (x * y) & 1 + (x * y) % 3 == 0 }
+                case 6: each { x, y in ((x * y) & 1 + (x * y) % 3) & 1 == 0 }
+                default: each { x, y in (((x + y) & 1) + (x * y) % 3) & 1 == 0 }
+                }
             }
         }
     }
@@ -201,77 +218,97 @@ struct QRMatrix: Sendable, Equatable {
     }
 
     /// Every row and then every column as (index of first module, stride).
-    private var lines: [(start: Int, step: Int)] {
-        (0..<size).map { ($0 * size, 1) } + (0..<size).map { ($0, size) }
+    /// Runs `body` once per row and once per column with the line's start index and step in `modules` (row-major).
+    private func forEachLine(_ body: (_ start: Int, _ step: Int) -> Void) {
+        for index in 0..<size {
+            body(index * size, 1)
+            body(index, size)
+        }
     }
 
     /// §7.8.3.1 penalty N1: in each row and column, a run of 5 + i
     /// same-coloured adjacent modules scores N1 + i (N1 = 3).
     func penaltyAdjacent() -> Int {
-        var score = 0
-        for (start, step) in lines {
-            var runColor = modules[start]
-            var runLength = 1
-            for k in 1..<size {
-                let module = modules[start + k * step]
-                if module == runColor {
-                    runLength += 1
-                } else {
-                    if runLength >= 5 { score += QRMatrix.penaltyN1 + runLength - 5 }
-                    runColor = module
-                    runLength = 1
+        let size = size
+        return modules.withUnsafeBufferPointer { grid in
+            var score = 0
+            forEachLine { start, step in
+                var runColor = grid[start]
+                var runLength = 1
+                var index = start + step
+                for _ in 1..<size {
+                    let module = grid[index]
+                    if module == runColor {
+                        runLength += 1
+                    } else {
+                        if runLength >= 5 { score += QRMatrix.penaltyN1 + runLength - 5 }
+                        runColor = module
+                        runLength = 1
+                    }
+                    index += step
                 }
+                if runLength >= 5 { score += QRMatrix.penaltyN1 + runLength - 5 }
             }
-            if runLength >= 5 { score += QRMatrix.penaltyN1 + runLength - 5 }
+            return score
         }
-        return score
     }
 
     /// §7.8.3.1 penalty N2: a block of m × n same-coloured modules scores
-    /// N2 × (m − 1) × (n − 1) (N2 = 3), counted as N2 per 2×2 same-coloured
-    /// square (overlapping squares each count).
+    /// N2 × (m − 1) × (n − 1), counted as every 2 × 2 block of one colour
+    /// (overlapping blocks each count, which sums to the same).
     func penaltyBlocks() -> Int {
         guard size >= 2 else { return 0 }
-        var score = 0
-        for y in 0..<(size - 1) {
-            for x in 0..<(size - 1) {
-                let c = modules[y * size + x]
-                if modules[y * size + x + 1] == c && modules[(y + 1) * size + x] == c
-                    && modules[(y + 1) * size + x + 1] == c {
-                    score += QRMatrix.penaltyN2
+        let size = size
+        return modules.withUnsafeBufferPointer { grid in
+            var score = 0
+            for y in 0..<(size - 1) {
+                let row = y * size
+                for x in 0..<(size - 1) {
+                    let c = grid[row + x]
+                    if grid[row + x + 1] == c && grid[row + size + x] == c && grid[row + size + x + 1] == c {
+                        score += QRMatrix.penaltyN2
+                    }
                 }
             }
+            return score
         }
-        return score
     }
 
     /// §7.8.3.1 penalty N3: each 1:1:3:1:1 (dark:light:dark:light:dark)
-    /// pattern in a row or column that is preceded or followed by 4 light
-    /// modules scores N3 = 40. Only modules inside the symbol are examined;
-    /// a pattern with light space on both sides counts once.
+    /// pattern in a row or column with four light modules on at least one
+    /// side (inside the symbol) scores N3 (40). A line's modules are read as
+    /// bits, so a window of eleven is one comparison.
     func penaltyFinderLike() -> Int {
         guard size >= 11 else { return 0 }
-        let core: [Bool] = [true, false, true, true, true, false, true]
-        var score = 0
-        for (start, step) in lines {
-            func module(_ k: Int) -> Bool { modules[start + k * step] }
-            func allLight(_ range: Range<Int>) -> Bool {
-                for k in range where module(k) { return false }
-                return true
-            }
-            for first in 0...(size - 7) {
-                var matches = true
-                for k in 0..<7 where module(first + k) != core[k] {
-                    matches = false
-                    break
+        let size = size
+        // dark light dark dark dark light dark, then or preceded by four light: as bits, most recent last.
+        let core: UInt32 = 0b1011101
+        return modules.withUnsafeBufferPointer { grid in
+            var score = 0
+            forEachLine { start, step in
+                // bits holds the last eleven modules read (bit 0 = the latest).
+                var bits: UInt32 = 0
+                var index = start
+                for position in 0..<size {
+                    bits = ((bits << 1) | (grid[index] ? 1 : 0)) & 0x7FF
+                    index += step
+                    // The core ends at `position`: modules position-6 ... position.
+                    guard position >= 6, bits & 0x7F == core else { continue }
+                    let first = position - 6
+                    let lightBefore = first >= 4 && (bits >> 7) & 0xF == 0
+                    var lightAfter = false
+                    if first + 11 <= size {
+                        lightAfter = true
+                        for k in (first + 7)..<(first + 11) where grid[start + k * step] {
+                            lightAfter = false
+                            break
+                        }
+                    }
+                    if lightBefore || lightAfter { score += QRMatrix.penaltyN3 }
                 }
-                guard matches else { continue }
-                let lightBefore = first >= 4 && allLight((first - 4)..<first)
-                let lightAfter = first + 11 <= size && allLight((first + 7)..<(first + 11))
-                if lightBefore || lightAfter { score += QRMatrix.penaltyN3 }
             }
+            return score
         }
-        return score
     }
 
     /// §7.8.3.1 penalty N4: a dark proportion of 50 ± (5 × k)% to
@@ -283,5 +320,135 @@ struct QRMatrix: Sendable, Equatable {
         // |dark/total − 1/2| / 5% = |20·dark − 10·total| / total, floored.
         let k = abs(20 * dark - 10 * total) / total
         return QRMatrix.penaltyN4 * k
+    }
+}
+
+// MARK: Bit-parallel penalty
+
+/// A row or column of up to 192 modules as bits (bit i = module i), in three words.
+struct QRLine {
+    var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+
+    subscript(bit: Int) -> Bool {
+        get {
+            let word = bit < 64 ? words.0 : bit < 128 ? words.1 : words.2
+            return (word >> UInt64(bit & 63)) & 1 == 1
+        }
+    }
+
+    mutating func set(_ bit: Int) {
+        let mask = UInt64(1) << UInt64(bit & 63)
+        switch bit >> 6 {
+        case 0: words.0 |= mask
+        case 1: words.1 |= mask
+        default: words.2 |= mask
+        }
+    }
+
+    /// Bit i of the result is bit i + k of this line (0 past the end).
+    func down(_ k: Int) -> QRLine {
+        guard k > 0 else { return self }
+        let (a, b, c) = words
+        let s = UInt64(k)
+        return QRLine(words: ((a >> s) | (b << (64 - s)), (b >> s) | (c << (64 - s)), c >> s))
+    }
+
+    /// Bit i of the result is bit i − k of this line (0 before the start).
+    func up(_ k: Int) -> QRLine {
+        guard k > 0 else { return self }
+        let (a, b, c) = words
+        let s = UInt64(k)
+        return QRLine(words: (a << s, (b << s) | (a >> (64 - s)), (c << s) | (b >> (64 - s))))
+    }
+
+    static func & (l: QRLine, r: QRLine) -> QRLine { QRLine(words: (l.words.0 & r.words.0, l.words.1 & r.words.1, l.words.2 & r.words.2)) }
+    static func | (l: QRLine, r: QRLine) -> QRLine { QRLine(words: (l.words.0 | r.words.0, l.words.1 | r.words.1, l.words.2 | r.words.2)) }
+    static func ^ (l: QRLine, r: QRLine) -> QRLine { QRLine(words: (l.words.0 ^ r.words.0, l.words.1 ^ r.words.1, l.words.2 ^ r.words.2)) }
+
+    var popCount: Int { words.0.nonzeroBitCount + words.1.nonzeroBitCount + words.2.nonzeroBitCount }
+}
+
+extension QRMatrix {
+    /// N1 of one line of `size` modules whose colour changes after each set bit of `changes`.
+    static func runPenalty(changes: QRLine, size: Int) -> Int {
+        var score = 0
+        var runStart = 0
+        for (offset, word) in [changes.words.0, changes.words.1, changes.words.2].enumerated() {
+            var remaining = word
+            while remaining != 0 {
+                let end = offset * 64 + remaining.trailingZeroBitCount  // the run's last module
+                let length = end - runStart + 1
+                if length >= 5 { score += penaltyN1 + length - 5 }
+                runStart = end + 1
+                remaining &= remaining - 1
+            }
+        }
+        let last = size - runStart
+        if last >= 5 { score += penaltyN1 + last - 5 }
+        return score
+    }
+
+    /// The symbol's rows and columns as bit lines (dark = 1), and the line of `size` ones.
+    func bitLines() -> (rows: [QRLine], columns: [QRLine], full: QRLine) {
+        let size = size
+        var rows = [QRLine](repeating: QRLine(), count: size)
+        var columnWords = [UInt64](repeating: 0, count: size * 3)
+        var full = QRLine()
+        for index in 0..<size { full.set(index) }
+        modules.withUnsafeBufferPointer { grid in
+            columnWords.withUnsafeMutableBufferPointer { columns in
+                for y in 0..<size {
+                    var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+                    let yWord = y >> 6
+                    let yBit = UInt64(1) << UInt64(y & 63)
+                    let row = y * size
+                    for x in 0..<size where grid[row + x] {
+                        let bit = UInt64(1) << UInt64(x & 63)
+                        switch x >> 6 {
+                        case 0: words.0 |= bit
+                        case 1: words.1 |= bit
+                        default: words.2 |= bit
+                        }
+                        columns[x * 3 + yWord] |= yBit
+                    }
+                    rows[y] = QRLine(words: words)
+                }
+            }
+        }
+        let columns = (0..<size).map { QRLine(words: (columnWords[$0 * 3], columnWords[$0 * 3 + 1], columnWords[$0 * 3 + 2])) }
+        return (rows, columns, full)
+    }
+
+    /// ``penalty()`` computed on bit lines, with the same result: N3 and N2 as whole-line bit operations, N1 by
+    /// walking the colour changes only.
+    func fastPenalty() -> Int {
+        guard size >= 11 else { return penalty() }
+        let (rows, columns, full) = bitLines()
+        var score = 0
+        var dark = 0
+        for lines in [rows, columns] {
+            for line in lines {
+                let light = line ^ full
+                // N1: runs of 5 + i, from the positions where the colour changes (bit i: module i ≠ module i + 1).
+                score += QRMatrix.runPenalty(changes: (line ^ line.down(1)) & full.down(1), size: size)
+                // N3: 1011101 starting at i, with four light modules before (i−4…i−1) or after (i+7…i+10), inside.
+                let core = line & light.down(1) & line.down(2) & line.down(3) & line.down(4) & light.down(5) & line.down(6)
+                let before = light.up(1) & light.up(2) & light.up(3) & light.up(4)
+                let after = light.down(7) & light.down(8) & light.down(9) & light.down(10)
+                score += QRMatrix.penaltyN3 * (core & (before | after)).popCount
+            }
+        }
+        // N2: 2 × 2 blocks of one colour; N4: balance.
+        for y in 0..<size {
+            dark += rows[y].popCount
+            guard y + 1 < size else { continue }
+            let a = rows[y], b = rows[y + 1]
+            let same = (a ^ b ^ full) & (a ^ a.down(1) ^ full) & (b ^ b.down(1) ^ full)
+            // Bit x says the block at columns x, x+1 is one colour; x = size − 1 has no block.
+            score += QRMatrix.penaltyN2 * (same & full.down(1)).popCount
+        }
+        let total = size * size
+        score += QRMatrix.penaltyN4 * (abs(20 * dark - 10 * total) / total)
+        return score
     }
 }

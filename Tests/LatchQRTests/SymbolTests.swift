@@ -188,6 +188,20 @@ struct SymbolTests {
         #expect(SymbolCheck.parseByteSegment(data.flatMap { $0 }, version: version) == payload)
     }
 
+    @Test("the bit-parallel penalty the encoder uses equals the module-by-module one on random grids of every symbol size")
+    func fastPenaltyAgrees() {
+        var rng = SeededGenerator(seed: 11)
+        for round in 0..<240 {
+            let size = 17 + 4 * (round % 40 + 1) - 4
+            let modules = (0..<(size * size)).map { _ in
+                // Runs and blocks appear more often than with fair coins.
+                round.isMultiple(of: 3) ? Bool.random(using: &rng) : (rng.next() % 5 != 0)
+            }
+            let grid = QRMatrix(size: size, modules: modules)
+            #expect(grid.fastPenalty() == grid.penalty(), "size \(size), round \(round)")
+        }
+    }
+
     @Test("chosen mask has the lowest penalty of the eight (first on ties) and is what is drawn")
     func maskChoice() throws {
         var rng = SeededGenerator(seed: 7)
