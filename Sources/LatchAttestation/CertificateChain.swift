@@ -50,9 +50,14 @@ public final class CertificateChainValidator: Sendable {
         /// off, and only below a trusted root.
         public var requireCAIssuers = true
 
-        public init(maximumLength: Int = 6, requireCAIssuers: Bool = true) {
+        /// Critical extensions the caller has checked itself (the TPM AIK certificate's subject alternative name), to
+        /// accept besides the ones this validator understands.
+        public var checkedCritical: Set<ASN1ObjectIdentifier> = []
+
+        public init(maximumLength: Int = 6, requireCAIssuers: Bool = true, checkedCritical: Set<ASN1ObjectIdentifier> = []) {
             self.maximumLength = maximumLength
             self.requireCAIssuers = requireCAIssuers
+            self.checkedCritical = checkedCritical
         }
     }
 
@@ -176,7 +181,7 @@ public final class CertificateChainValidator: Sendable {
         guard date <= certificate.notValidAfter else {
             throw trace.failed(step, .attestationUntrusted, "\(what) expired at \(Self.format(certificate.notValidAfter))")
         }
-        for ext in certificate.extensions where ext.critical && !Self.understoodCritical.contains(ext.oid) {
+        for ext in certificate.extensions where ext.critical && !Self.understoodCritical.contains(ext.oid) && !rules.checkedCritical.contains(ext.oid) {
             throw trace.failed(step, .attestationUntrusted, "\(what) has an unknown critical extension \(ext.oid)")
         }
         return Window(notBefore: max(window.notBefore, certificate.notValidBefore), notAfter: min(window.notAfter, certificate.notValidAfter))

@@ -212,7 +212,7 @@ public struct WebAuthnRelyingParty: Sendable {
             "BS is set without BE", passed: "BE \(authData.flags.contains(.backupEligible)), BS \(authData.flags.contains(.backedUp))")
     }
 
-    /// §8.7 `none`, §8.2 `packed` (self and x5c), §8.6 `fido-u2f`, §8.8 `apple`, §8.4 `android-key`.
+    /// §8.7 `none`, §8.2 `packed` (self and x5c), §8.6 `fido-u2f`, §8.8 `apple`, §8.4 `android-key`, §8.3 `tpm`.
     func verifyStatement(
         format: String, statement: CBORValue, authData: AuthenticatorData, credential: AuthenticatorData.AttestedCredential,
         publicKey: WebAuthnPublicKey, clientDataHash: [UInt8], at date: Date, trace: inout AttestationTrace
@@ -263,13 +263,20 @@ public struct WebAuthnRelyingParty: Sendable {
         case "apple":
             let chain = try verifyApple(statement, authData: authData, publicKey: publicKey, clientDataHash: clientDataHash, step: step, trace: &trace)
             return trustOf(chain, format: format, aaguid: credential.aaguid, at: date, trace: &trace)
+        case "tpm":
+            let chain = try verifyTPM(
+                statement, authData: authData, credential: credential, publicKey: publicKey, clientDataHash: clientDataHash, step: step, trace: &trace)
+            // The AIK's critical subject alternative name was checked by verifyTPM (§8.3.1).
+            return trustOf(
+                chain, format: format, aaguid: credential.aaguid, at: date,
+                rules: CertificateChainValidator.Rules(checkedCritical: [.X509ExtensionID.subjectAlternativeName]), trace: &trace)
         case "android-key":
             let chain = try verifyAndroidKey(
                 statement, authData: authData, publicKey: publicKey, clientDataHash: clientDataHash, step: step, trace: &trace)
             return trustOf(chain, format: format, aaguid: credential.aaguid, at: date, rules: AndroidKeyAttestation.chainRules, trace: &trace)
         default:
             throw trace.failed(
-                step, .webauthnAttestationInvalid, "attestation format \(format.prefix(32)) is not supported (none, packed, fido-u2f, apple, android-key)")
+                step, .webauthnAttestationInvalid, "attestation format \(format.prefix(32)) is not supported (none, packed, fido-u2f, apple, android-key, tpm)")
         }
     }
 

@@ -63,6 +63,7 @@ struct WebAuthnVectorTests {
             ("w3c-rs256-packed", "packed", .trusted),
             ("w3c-eddsa-ed25519-packed", "packed", .trusted),
             ("w3c-es256-fido-u2f", "fido-u2f", .trusted),
+            ("w3c-es256-tpm", "tpm", .trusted),
             ("w3c-es256-apple", "apple", .trusted),
             ("w3c-es256-none-long-credential-id", "none", .none),
         ])
@@ -130,7 +131,6 @@ struct WebAuthnVectorTests {
             ("w3c-es384-packed", "webauthn_unsupported_algorithm"),
             ("w3c-es512-packed", "webauthn_unsupported_algorithm"),
             ("w3c-eddsa-ed448-packed", "webauthn_unsupported_algorithm"),
-            ("w3c-es256-tpm", "webauthn_attestation_invalid"),
         ])
     func notAccepted(_ name: String, code: String) {
         do {
