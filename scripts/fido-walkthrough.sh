@@ -6,18 +6,7 @@
 #   LATCH_ADMIN_TOKEN=<the token latch printed> scripts/fido-walkthrough.sh
 # Env: LATCH_SERVER (default http://127.0.0.1:8080), LATCH (the latch executable; default `swift run latch`), WORK.
 set -euo pipefail
-export LATCH_SERVER=${LATCH_SERVER:-http://127.0.0.1:8080}
-: "${LATCH_ADMIN_TOKEN:?set LATCH_ADMIN_TOKEN to the admin token latch printed at first start}"
-LATCH=${LATCH:-swift run latch}
-WORK=${WORK:-$(mktemp -d)}
-cd "$WORK"
-expect_exit() {  # expect_exit CODE command…: runs it, requires that exit code
-  local want=$1 status=0
-  shift
-  "$@" || status=$?
-  echo "exit $status"
-  test "$status" = "$want"
-}
+source "$(cd "$(dirname "$0")" && pwd)/walkthrough-common.sh"
 
 echo "1. A user registers with a test key and signs in; the server's FIDO policy"
 $LATCH admin test-keys create --key-id fido-key --out test.pem
@@ -55,7 +44,7 @@ $LATCH device fido sign-in --state-dir phone --pin 613370
 echo "7. Credentials made by python-fido2 register and sign in over HTTP"
 if python3 -c "import fido2" 2>/dev/null; then
   token=$(sed -n 's/.*"accessToken" *: *"\([^"]*\)".*/\1/p' phone/*/tokens* 2>/dev/null | head -n 1)
-  python3 "$(dirname "$0")/webauthn_fido2_http.py" --server "$LATCH_SERVER" --access-token "$token" --user-id "$user"
+  python3 "$SCRIPTS/webauthn_fido2_http.py" --server "$LATCH_SERVER" --access-token "$token" --user-id "$user"
 else
   echo "skipped: python-fido2 is not installed (python3 -m pip install fido2)"
 fi

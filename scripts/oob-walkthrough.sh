@@ -5,18 +5,7 @@
 #   LATCH_ADMIN_TOKEN=<the token latch printed> scripts/oob-walkthrough.sh
 # Env: LATCH_SERVER (default http://127.0.0.1:8080), LATCH (the latch executable; default `swift run latch`), WORK.
 set -euo pipefail
-export LATCH_SERVER=${LATCH_SERVER:-http://127.0.0.1:8080}
-: "${LATCH_ADMIN_TOKEN:?set LATCH_ADMIN_TOKEN to the admin token latch printed at first start}"
-LATCH=${LATCH:-swift run latch}
-WORK=${WORK:-$(mktemp -d)}
-cd "$WORK"
-expect_exit() {  # expect_exit CODE command…: runs it, requires that exit code
-  local want=$1 status=0
-  shift
-  "$@" || status=$?
-  echo "exit $status"
-  test "$status" = "$want"
-}
+source "$(cd "$(dirname "$0")" && pwd)/walkthrough-common.sh"
 scan() {  # scan FILE.png: the QR code's text, read by zbarimg (QR codes only)
   zbarimg --raw -q -Sdisable -Sqrcode.enable "$1"
 }

@@ -38,25 +38,14 @@ extension FidoService {
         }
         guard ceremony.userID == user.id else { throw LatchError.invalidInput("this ceremony was started by another user") }
         let authenticator = try await pinAuthenticator(authenticatorID, of: user)
-        try settings.pin.admit(authenticator, now: now, code: .pinAttemptFailed)
-        // The old PIN: an assertion by the stored key.
-        guard case .object(let proof)? = assertion["response"], let clientData = Self.bytes(proof["clientDataJSON"]),
-            let authenticatorData = Self.bytes(proof["authenticatorData"]), let signature = Self.bytes(proof["signature"]),
-            Self.bytes(assertion["rawId"] ?? assertion["id"]) == Array(authenticator.credentialID)
-        else { throw LatchError.invalidInput("assertion must be an AuthenticationResponseJSON of this authenticator's credential") }
+        // The old PIN: an assertion by the stored key (§7.2, the policy and the PIN gate as at sign-in; a wrong PIN
+        // is counted, `pin_attempt_failed`).
+        guard Self.bytes(assertion["rawId"] ?? assertion["id"]) == Array(authenticator.credentialID) else {
+            throw LatchError.invalidInput("assertion must be an AuthenticationResponseJSON of this authenticator's credential")
+        }
+        _ = try await checkAssertion(assertion, ceremony: ceremony, now: now, code: nil)
         let party = try await relyingParty()
         var trace = AttestationTrace()
-        let asserted: WebAuthnRelyingParty.VerifiedAssertion
-        do {
-            asserted = try party.verifyAuthentication(
-                clientDataJSON: clientData, authenticatorData: authenticatorData, signature: signature, challenge: ceremony.challenge,
-                publicKey: try WebAuthnPublicKey(coseBytes: Array(authenticator.publicKeyCOSE)), storedSignCount: authenticator.signCount,
-                trace: &trace)
-        } catch {
-            if error.code == .webauthnSignatureInvalid { throw try await countFailure(of: authenticator, user: user, code: .pinAttemptFailed) }
-            throw LatchError(error.code, "assertion \(error.step): \(error.detail)")
-        }
-        guard asserted.userVerified else { throw LatchError(.webauthnUserNotVerified, "a PIN authenticator must set the UV flag") }
         // The new PIN: a registration of the same credential id with a new key.
         guard case .object(let response)? = credential["response"], let newClientData = Self.bytes(response["clientDataJSON"]),
             let attestationObject = Self.bytes(response["attestationObject"])
