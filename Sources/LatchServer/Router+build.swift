@@ -33,6 +33,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
         router.group("v1/fido").add(middleware: limited).addRoutes(controller.publicEndpoints)
         controller.addRegistration(to: router.group("v1/fido").add(middleware: bearer).group(context: SignedInContext.self))
         controller.addAuthenticators(to: me)
+        router.addRoutes(controller.associationFiles)
     }
     if let oob = services.oob {
         let controller = OutOfBandController(oob: oob, sessions: services.sessions)

@@ -292,6 +292,28 @@ struct FidoNativeOriginTests {
             #expect(try await register(origin: android).status == .created)
             #expect(try await register(origin: "https://id.latch.test").status == .created)
             #expect(try await register(origin: "android:apk-key-hash:" + Base64URL.encode(Data(repeating: 7, count: 32))).code == "webauthn_client_data_invalid")
+
+            // The association files name the same apps: passkeys (webcredentials, get_login_creds) and /open links.
+            let apple = try await client.get("/.well-known/apple-app-site-association")
+            #expect(apple.headers[.contentType] == "application/json" && apple.headers[.cacheControl] == "public, max-age=300")
+            #expect(apple.json["webcredentials"]?["apps"] == ["ABCDE12345.com.example.native"])
+            let details = apple.json["applinks"]?["details"]?.arrayValue?.first
+            #expect(details?["appIDs"] == ["ABCDE12345.com.example.native"])
+            #expect(details?["components"]?.arrayValue?.first?["/"] == "/open")
+            let links = try #require(try await client.get("/.well-known/assetlinks.json").json.arrayValue?.first)
+            let fingerprint = digest.map { String(format: "%02X", $0) }.joined(separator: ":")
+            #expect(links["target"]?["package_name"] == "com.example.native")
+            #expect(links["target"]?["sha256_cert_fingerprints"] == .array([.string(fingerprint)]))
+            #expect(links["relation"]?.arrayValue?.contains("delegate_permission/common.get_login_creds") == true)
+        }
+    }
+
+    @Test("Without registered apps the association files are empty, not errors")
+    func emptyAssociations() async throws {
+        try await Deployment.make().run { client in
+            let apple = try await client.get("/.well-known/apple-app-site-association")
+            #expect(apple.status == .ok && apple.json["webcredentials"]?["apps"] == .array([]))
+            #expect(try await client.get("/.well-known/assetlinks.json").json == .array([]))
         }
     }
 }

@@ -28,6 +28,19 @@ struct FidoController {
         return routes
     }
 
+    /// `GET /.well-known/apple-app-site-association` and `GET /.well-known/assetlinks.json`: the registered apps may use
+    /// this domain's passkeys and links (cached by clients for 5 minutes).
+    var associationFiles: RouteCollection<LatchRequestContext> {
+        let routes = RouteCollection(context: LatchRequestContext.self)
+        routes.get(".well-known/apple-app-site-association") { _, _ -> Response in
+            JSONResponse.make(bytes: try await fido.appleAppSiteAssociation().serialized(), noStore: false, maxAge: 300)
+        }
+        routes.get(".well-known/assetlinks.json") { _, _ -> Response in
+            JSONResponse.make(bytes: try await fido.assetLinks().serialized(), noStore: false, maxAge: 300)
+        }
+        return routes
+    }
+
     /// `POST /v1/fido/registration/options`, `POST /v1/fido/registration` (signed in).
     func addRegistration(to group: RouterGroup<SignedInContext>) {
         group.post("registration/options") { _, context -> Response in
