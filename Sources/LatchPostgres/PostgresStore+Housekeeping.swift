@@ -9,7 +9,7 @@ extension PostgresTransaction: HousekeepingWrites {
     /// works; the others report 0 at once.
     func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int> {
         let result = WriteResult(0)
-        add(statements: 3) { connection in
+        add(statements: 4) { connection in
             let locked: Bool? = try await connection.run("SELECT pg_try_advisory_xact_lock(\(Self.purgeLockKey))").first(Bool.self)
             guard locked ?? false else { return nil }
             var total = 0
@@ -21,6 +21,10 @@ extension PostgresTransaction: HousekeepingWrites {
             ).all(Int.self).count
             total += try await connection.run(
                 "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE purge_at <= \(now) LIMIT \(limit)) RETURNING 1"
+            ).all(Int.self).count
+            let oobBefore = now - outOfBandRetention
+            total += try await connection.run(
+                "DELETE FROM oob_transactions WHERE id IN (SELECT id FROM oob_transactions WHERE expires_at <= \(oobBefore) LIMIT \(limit)) RETURNING 1"
             ).all(Int.self).count
             result.set(total)
             return nil

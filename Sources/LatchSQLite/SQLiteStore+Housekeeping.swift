@@ -11,6 +11,9 @@ extension SQLiteTransaction: HousekeepingWrites {
             total += try db.run(
                 "DELETE FROM used_jtis WHERE (issuer, jti) IN (SELECT issuer, jti FROM used_jtis WHERE expires_at < ? LIMIT ?)", [.int(now), limit])
             total += try db.run("DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE purge_at <= ? LIMIT ?)", [.int(now), limit])
+            total += try db.run(
+                "DELETE FROM oob_transactions WHERE id IN (SELECT id FROM oob_transactions WHERE expires_at <= ? LIMIT ?)",
+                [.int(now - outOfBandRetention), limit])
             result.set(total)
             return nil
         }

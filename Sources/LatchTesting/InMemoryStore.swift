@@ -478,7 +478,9 @@ public final class InMemoryStore: LatchStore {
                     state.sessions[id] = nil
                     state.sessionPurgeAt[id] = nil
                 }
-                result.set(jtis.count + sessions.count)
+                let transactions = state.outOfBand.filter { $0.value.expiresAt <= now - outOfBandRetention }.keys.sorted().prefix(limit)
+                for id in transactions { state.outOfBand[id] = nil }
+                result.set(jtis.count + sessions.count + transactions.count)
                 return nil
             }
             return result

@@ -1,9 +1,13 @@
 /// Removing rows nobody can use any more, inside a unit of work.
 public protocol HousekeepingWrites {
-    /// Deletes up to `limit` expired rows of each kind — nonces, remembered `jti`s, and sessions past their
-    /// purge time (their absolute expiry, or a day after revocation); reports how many in all.
+    /// Deletes up to `limit` expired rows of each kind — nonces, remembered `jti`s, sessions past their purge time
+    /// (their absolute expiry, or a day after revocation), out-of-band transactions ``outOfBandRetention`` seconds
+    /// past their token's expiry; reports how many in all.
     func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int>
 }
+
+/// How long an out-of-band transaction is kept after its token expired (its status answers until then): 7 days.
+public let outOfBandRetention: Int64 = 7 * 86_400
 
 extension UnitOfWork {
     /// Deletes up to `limit` expired rows of each kind; returns how many in all.
