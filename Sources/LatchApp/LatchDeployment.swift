@@ -58,9 +58,7 @@ public struct LatchDeployment: Sendable {
 
         // The token endpoint's grants, and the JWT-bearer grant's sign-in methods (the catch-all last).
         let grants: [any TokenGrant] = [
-            WebAuthnGrant(
-                store: store, fido: fido, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock, random: random,
-                logger: logger),
+            WebAuthnGrant(fido: fido, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock),
             AppAttestGrant(
                 store: store, apps: evidenceApps, nonces: nonceCodec, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener,
                 clock: clock),

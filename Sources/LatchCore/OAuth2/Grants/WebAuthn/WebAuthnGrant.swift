@@ -2,7 +2,6 @@ import Foundation
 import LatchAttestation
 import LatchJOSE
 import LatchModel
-import Logging
 
 /// Sign-in with a FIDO authenticator (`urn:latch:params:oauth:grant-type:webauthn`): `ceremony_id` from
 /// `POST /v1/fido/authentication/options` and `credential`, the AuthenticationResponseJSON as a JSON string.
@@ -16,25 +15,16 @@ import Logging
 public struct WebAuthnGrant: TokenGrant {
     public var grantType: String { GrantType.webauthn }
 
-    let store: any UserStore & AuthenticatorStore & UnitOfWork
     let fido: FidoService
     let scopes: ScopePolicy
     let sessions: SessionOpener
     let clock: LatchClock
-    let random: RandomSource
-    let logger: Logger
 
-    public init(
-        store: any UserStore & AuthenticatorStore & UnitOfWork, fido: FidoService, scopes: ScopePolicy, sessions: SessionOpener, clock: LatchClock,
-        random: RandomSource, logger: Logger = Logger(label: "latch.fido")
-    ) {
-        self.store = store
+    public init(fido: FidoService, scopes: ScopePolicy, sessions: SessionOpener, clock: LatchClock) {
         self.fido = fido
         self.scopes = scopes
         self.sessions = sessions
         self.clock = clock
-        self.random = random
-        self.logger = logger
     }
 
     public func exchange(_ request: TokenRequest) async throws -> TokenResponse {
