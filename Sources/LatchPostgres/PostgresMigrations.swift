@@ -158,6 +158,35 @@ enum PostgresMigrations {
                 "CREATE INDEX oob_transactions_user ON oob_transactions (user_id)",
             ]
         ),
+        (
+            "0010_issuer_login",
+            [
+                """
+                CREATE TABLE login_issuers (
+                    id TEXT PRIMARY KEY,
+                    audience TEXT NOT NULL,
+                    keys_json TEXT NOT NULL,
+                    jwks_url TEXT,
+                    max_token_lifetime BIGINT NOT NULL,
+                    allowed_scopes TEXT NOT NULL,
+                    custom_federation BOOLEAN NOT NULL,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                // A session's (issuer, consumer) pairs go with it; none refers to login_issuers (a session keeps its pairs).
+                """
+                CREATE TABLE session_consumers (
+                    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                    issuer_id TEXT NOT NULL,
+                    consumer_id TEXT NOT NULL,
+                    added_at BIGINT NOT NULL,
+                    PRIMARY KEY (session_id, issuer_id, consumer_id)
+                )
+                """,
+                "CREATE INDEX session_consumers_pair ON session_consumers (issuer_id, consumer_id)",
+                "CREATE TABLE resource_servers (id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BYTEA NOT NULL, created_at BIGINT NOT NULL)",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

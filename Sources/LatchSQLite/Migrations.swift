@@ -244,6 +244,39 @@ enum Migrations {
                 CREATE INDEX oob_transactions_expiry ON oob_transactions (expires_at);
                 CREATE INDEX oob_transactions_user ON oob_transactions (user_id);
                 """),
+        Migration(
+            name: "0010_issuer_login",
+            sql: """
+                -- Login issuers: app backends whose short-lived tokens prove their user authenticated (keys as given,
+                -- JSON; scopes a JSON array of strings).
+                CREATE TABLE login_issuers (
+                    id TEXT PRIMARY KEY,
+                    audience TEXT NOT NULL,
+                    keys_json TEXT NOT NULL,
+                    jwks_url TEXT,
+                    max_token_lifetime INTEGER NOT NULL,
+                    allowed_scopes TEXT NOT NULL,
+                    custom_federation INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL
+                ) STRICT, WITHOUT ROWID;
+                -- The (issuer, consumer) pairs a login session holds; they go with their session. No foreign key to
+                -- login_issuers: a session keeps its pairs when its issuer is deleted (it ends on its own).
+                CREATE TABLE session_consumers (
+                    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+                    issuer_id TEXT NOT NULL,
+                    consumer_id TEXT NOT NULL,
+                    added_at INTEGER NOT NULL,
+                    PRIMARY KEY (session_id, issuer_id, consumer_id)
+                ) STRICT, WITHOUT ROWID;
+                CREATE INDEX session_consumers_pair ON session_consumers (issuer_id, consumer_id);
+                -- Resource servers allowed to introspect tokens; only their secret's SHA-256 is kept.
+                CREATE TABLE resource_servers (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    secret_hash BLOB NOT NULL,
+                    created_at INTEGER NOT NULL
+                ) STRICT, WITHOUT ROWID;
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

@@ -22,10 +22,21 @@ public final class InMemoryStore: LatchStore {
         var signingCertificates: [SigningCertificateID: SigningCertificate] = [:]
         var authenticators: [String: Authenticator] = [:]
         var outOfBand: [String: OutOfBandTransaction] = [:]
+        var loginIssuers: [String: LoginIssuer] = [:]
+        /// The (issuer, consumer) pairs of each session that holds any; they go with their session.
+        var sessionConsumers: [String: Set<ConsumerPair>] = [:]
+        var resourceServers: [String: ResourceServer] = [:]
         var signingKeys: [String: SigningKeyRecord] = [:]
         var adminTokens: [String: AdminTokenRecord] = [:]
         var revokedAdminTokens: [Data: Int64] = [:]
         var events: [String: SecurityEvent] = [:]
+
+        /// Deletes a session with what goes with it (as the SQL stores' foreign keys cascade).
+        mutating func removeSession(id: String) {
+            sessions[id] = nil
+            sessionPurgeAt[id] = nil
+            sessionConsumers[id] = nil
+        }
     }
 
     struct DeviceKeyID: Hashable {
@@ -63,6 +74,7 @@ public final class InMemoryStore: LatchStore {
             case .registrations: state.registrations.count
             case .usedJTIs: state.usedJTIs.count
             case .sessions: state.sessions.count
+            case .sessionConsumers: state.sessionConsumers.values.reduce(0) { $0 + $1.count }
             case .events: state.events.count
             }
         }
@@ -70,7 +82,7 @@ public final class InMemoryStore: LatchStore {
 
     /// The tables ``count(_:)`` can count.
     public enum Table: CaseIterable, Sendable {
-        case users, deviceKeys, registrations, usedJTIs, sessions, events
+        case users, deviceKeys, registrations, usedJTIs, sessions, sessionConsumers, events
     }
 
     // MARK: Unit of work
@@ -291,10 +303,7 @@ public final class InMemoryStore: LatchStore {
                 state.authenticators = state.authenticators.filter { $0.value.userID != id }
                 state.outOfBand = state.outOfBand.filter { $0.value.userID != id }
                 state.registrations = state.registrations.filter { $0.value.userID != id }
-                for (sessionID, session) in state.sessions where session.userID == id {
-                    state.sessions[sessionID] = nil
-                    state.sessionPurgeAt[sessionID] = nil
-                }
+                for (sessionID, session) in state.sessions where session.userID == id { state.removeSession(id: sessionID) }
                 return nil
             }
         }
@@ -319,11 +328,11 @@ public final class InMemoryStore: LatchStore {
             }
         }
 
-        private func revoke(where matches: (Session) -> Bool, at now: Int64, liveOnly: Bool) -> WriteResult<Int> {
+        private func revoke(where matches: (Session, State) -> Bool, at now: Int64, liveOnly: Bool) -> WriteResult<Int> {
             let result = WriteResult(0)
             apply { state in
                 var count = 0
-                for (id, session) in state.sessions where matches(session) && session.revokedAt == nil && (!liveOnly || session.expiresAt > now) {
+                for (id, session) in state.sessions where matches(session, state) && session.revokedAt == nil && (!liveOnly || session.expiresAt > now) {
                     state.sessions[id]?.revokedAt = now
                     state.sessionPurgeAt[id] = min(state.sessionPurgeAt[id] ?? .max, now + 86_400)
                     count += 1
@@ -335,11 +344,69 @@ public final class InMemoryStore: LatchStore {
         }
 
         func revokeSession(id: String, at now: Int64) -> WriteResult<Int> {
-            revoke(where: { $0.id == id }, at: now, liveOnly: false)
+            revoke(where: { session, _ in session.id == id }, at: now, liveOnly: false)
         }
 
         func revokeSessions(userID: String, at now: Int64) -> WriteResult<Int> {
-            revoke(where: { $0.userID == userID }, at: now, liveOnly: true)
+            revoke(where: { session, _ in session.userID == userID }, at: now, liveOnly: true)
+        }
+
+        func insertLoginIssuer(_ issuer: LoginIssuer, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                guard state.loginIssuers[issuer.id] == nil else { return refusal }
+                state.loginIssuers[issuer.id] = issuer
+                return nil
+            }
+        }
+
+        func deleteLoginIssuer(id: String) -> WriteResult<Int> {
+            let result = WriteResult(0)
+            apply { state in
+                result.set(state.loginIssuers.removeValue(forKey: id) == nil ? 0 : 1)
+                return nil
+            }
+            return result
+        }
+
+        func insertSessionConsumers(sessionID: String, _ pairs: [ConsumerPair], at: Int64) {
+            guard !pairs.isEmpty else { return }
+            apply { state in
+                guard state.sessions[sessionID] != nil else { preconditionFailure("consumers of an unknown session") }
+                state.sessionConsumers[sessionID, default: []].formUnion(pairs)
+                return nil
+            }
+        }
+
+        func renewLogin(sessionID: String, authTime: Int64, expiresAt: Int64, ifUnavailable refusal: any Error & Sendable) {
+            apply { state in
+                guard let session = state.sessions[sessionID], session.revokedAt == nil, session.expiresAt > authTime else { return refusal }
+                state.sessions[sessionID]?.authTime = authTime
+                state.sessions[sessionID]?.expiresAt = expiresAt
+                state.sessionPurgeAt[sessionID] = expiresAt
+                return nil
+            }
+        }
+
+        func revokeSessions(holdingAny pairs: [ConsumerPair], at now: Int64) -> WriteResult<Int> {
+            let wanted = Set(pairs)
+            return revoke(where: { session, state in !(state.sessionConsumers[session.id] ?? []).isDisjoint(with: wanted) }, at: now, liveOnly: true)
+        }
+
+        func insertResourceServer(_ server: ResourceServer, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                guard state.resourceServers[server.id] == nil else { return refusal }
+                state.resourceServers[server.id] = server
+                return nil
+            }
+        }
+
+        func deleteResourceServer(id: String) -> WriteResult<Int> {
+            let result = WriteResult(0)
+            apply { state in
+                result.set(state.resourceServers.removeValue(forKey: id) == nil ? 0 : 1)
+                return nil
+            }
+            return result
         }
 
         func insertIssuerKey(_ key: IssuerKey, ifTaken refusal: any Error & Sendable) {
@@ -416,10 +483,7 @@ public final class InMemoryStore: LatchStore {
             apply { state in
                 guard state.clients.removeValue(forKey: id) != nil else { return refusal }
                 state.signingCertificates = state.signingCertificates.filter { $0.key.clientID != id }
-                for (sessionID, session) in state.sessions where session.clientID == id {
-                    state.sessions[sessionID] = nil
-                    state.sessionPurgeAt[sessionID] = nil
-                }
+                for (sessionID, session) in state.sessions where session.clientID == id { state.removeSession(id: sessionID) }
                 return nil
             }
         }
@@ -474,10 +538,7 @@ public final class InMemoryStore: LatchStore {
                 let jtis = state.usedJTIs.filter { $0.value < now }.keys.prefix(limit)
                 for jti in jtis { state.usedJTIs[jti] = nil }
                 let sessions = state.sessionPurgeAt.filter { $0.value <= now }.keys.sorted().prefix(limit)
-                for id in sessions {
-                    state.sessions[id] = nil
-                    state.sessionPurgeAt[id] = nil
-                }
+                for id in sessions { state.removeSession(id: id) }
                 let transactions = state.outOfBand.filter { $0.value.expiresAt <= now - outOfBandRetention }.keys.sorted().prefix(limit)
                 for id in transactions { state.outOfBand[id] = nil }
                 result.set(jtis.count + sessions.count + transactions.count)
@@ -598,5 +659,21 @@ public final class InMemoryStore: LatchStore {
 
     public func isRevokedAdminToken(hash: Data) async throws -> Bool {
         state.withLock { $0.revokedAdminTokens[hash] != nil }
+    }
+
+    public func loginIssuers() async throws -> [LoginIssuer] {
+        state.withLock { state in state.loginIssuers.values.sorted { $0.id < $1.id } }
+    }
+
+    public func loginIssuer(id: String) async throws -> LoginIssuer? { state.withLock { $0.loginIssuers[id] } }
+
+    public func sessionConsumers(sessionID: String) async throws -> [ConsumerPair] {
+        state.withLock { state in (state.sessionConsumers[sessionID] ?? []).sorted() }
+    }
+
+    public func resourceServer(id: String) async throws -> ResourceServer? { state.withLock { $0.resourceServers[id] } }
+
+    public func resourceServers() async throws -> [ResourceServer] {
+        state.withLock { state in state.resourceServers.values.sorted { $0.id < $1.id } }
     }
 }
