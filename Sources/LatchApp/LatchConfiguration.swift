@@ -68,6 +68,9 @@ import Synchronization
 /// | `fido.pin.maxAttempts` | `5` | wrong PINs before a PIN authenticator locks |
 /// | `fido.pin.coolDowns` | `0,10,30,60` | seconds to wait after the 1st, 2nd, … wrong PIN (the last repeats) |
 /// | `sensitive.maxAgeSeconds` | `300` | how recent a sign-in sensitive operations need, s |
+/// | `login.validity` | `3600` | seconds an issuer-login session lasts (60–604800) |
+/// | `login.sensitiveMaxAge` | `300` | how recent an issuer login sensitive operations need, s (1–86400) |
+/// | `login.refreshBeyondValidity` | `false` | let issuer-login sessions refresh past `login.validity` (up to `tokens.refreshLifetime`) |
 /// | `admin.token` | generated, printed once | the bootstrap admin token (stored hashed) |
 /// | `clients.default` | `default` | client id used when a request names none |
 /// | `log.level` | `info` | `trace` … `critical` |
@@ -101,6 +104,8 @@ public struct LatchConfiguration: Sendable {
     public var assertions = AssertionSettings()
     public var registration = RegistrationSettings()
     public var sensitiveMaxAge: Int64 = 300
+    /// Issuer logins (`login.*`).
+    public var issuerLogin = IssuerLoginSettings()
     public var fidoRPID: String?
     public var fidoOrigins: [String] = []
     public var fidoRequireUserVerification = false
@@ -212,7 +217,7 @@ public struct LatchConfiguration: Sendable {
         issuer = reader.string(forKey: "issuer")
         if let issuer, let problem = Self.issuerProblem(issuer) { throw ConfigurationError(key: "issuer", problem: problem) }
         let algorithm = reader.string(forKey: "keys.algorithm", default: "ES256")
-        guard let parsed = JWSAlgorithm(rawValue: algorithm) else {
+        guard let parsed = JWSAlgorithm(rawValue: algorithm), JWSAlgorithm.signing.contains(parsed) else {
             throw ConfigurationError(key: "keys.algorithm", problem: "must be ES256 or RS256")
         }
         signingAlgorithm = parsed
@@ -234,6 +239,10 @@ public struct LatchConfiguration: Sendable {
         assertions.nonceLifetime = try ranged("signIn.nonceLifetime", assertions.nonceLifetime)
         registration.testKeysEnabled = reader.bool(forKey: "registration.testKeys", default: true)
         sensitiveMaxAge = try ranged("sensitive.maxAgeSeconds", sensitiveMaxAge)
+        issuerLogin.validity = try ranged("login.validity", issuerLogin.validity)
+        issuerLogin.sensitiveMaxAge = try ranged("login.sensitiveMaxAge", issuerLogin.sensitiveMaxAge)
+        issuerLogin.refreshBeyondValidity = reader.bool(forKey: "login.refreshBeyondValidity", default: false)
+        issuerLogin.clockSkew = assertions.clockSkew
         fidoRPID = reader.string(forKey: "fido.rpId").flatMap { $0.isEmpty ? nil : $0 }
         fidoOrigins = (reader.string(forKey: "fido.origins") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty }
@@ -319,7 +328,7 @@ public struct LatchConfiguration: Sendable {
         "rateLimit.adminFailuresPerMinute": 0...10_000, "attestation.challengeLifetime": 30...3_600,
         "attestation.playIntegrityFreshness": 10...86_400, "attestation.deviceCheckTimeout": 1...60,
         "fido.maxAuthenticatorsPerUser": 1...100, "fido.pin.minLength": 4...64, "fido.pin.maxLength": 4...64, "fido.pin.maxAttempts": 1...20,
-        "oob.tokenLifetime": 60...86_400,
+        "oob.tokenLifetime": 60...86_400, "login.validity": 60...604_800, "login.sensitiveMaxAge": 1...86_400,
     ]
 
     /// Comma-separated AAGUIDs: 32 hex digits each (dashes allowed), kept as lower-case hex.
@@ -376,7 +385,8 @@ public struct LatchConfiguration: Sendable {
         "attestation.playIntegrityFreshness", "attestation.playIntegrityDeviceVerdict", "attestation.playIntegrityRequireRecognized",
         "attestation.playIntegrityRequireLicensed", "fido.rpId", "fido.origins", "fido.requireUserVerification",
         "fido.requireAttestation", "fido.allowedAaguids", "fido.deniedAaguids", "fido.maxAuthenticatorsPerUser", "oob.tokenLifetime", "fido.signUp", "fido.trustAnchors", "fido.metadataBlob", "fido.metadataRoots", "fido.pin.minLength",
-        "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns",
+        "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns", "login.validity", "login.sensitiveMaxAge",
+        "login.refreshBeyondValidity",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —

@@ -20,7 +20,7 @@ public struct LatchDeployment: Sendable {
     /// the engines.
     public static func assemble(
         configuration: LatchConfiguration, store: any LatchStore, keyEncryptionKey: [UInt8], clock: LatchClock = .system,
-        random: RandomSource = .system, logger: Logger
+        random: RandomSource = .system, jwksFetcher: (any JWKSFetcher)? = nil, logger: Logger
     ) async throws -> LatchDeployment {
         let tokens = configuration.tokenSettings
         let assertions = configuration.assertions
@@ -49,6 +49,11 @@ public struct LatchDeployment: Sendable {
             key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "registration challenge mac v1"), lifetime: attestation.challengeLifetime,
             clock: clock, random: random)
 
+        let loginIssuers = LoginIssuerRegistry(store: store, fetcher: jwksFetcher ?? JWKSHTTPFetcher(), clock: clock, logger: logger)
+        let issuerLogin = IssuerLoginService(
+            store: store, registry: loginIssuers, accessTokens: accessTokens, refreshTokens: refreshTokens, settings: configuration.issuerLogin,
+            clock: clock, random: random, logger: logger)
+
         let fidoSettings = try FidoSettings.load(configuration, now: Date(timeIntervalSince1970: TimeInterval(clock.seconds())), logger: logger)
         let fido = FidoService(
             store: store, settings: fidoSettings,
@@ -68,7 +73,12 @@ public struct LatchDeployment: Sendable {
                     FederatedSignIn(store: store, verifier: verifier, settings: assertions),
                 ],
                 verifier: verifier, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock),
-            RefreshTokenGrant(store: store, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, logger: logger),
+            RefreshTokenGrant(
+                store: store, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, consumers: store, logger: logger),
+            IssuerLoginGrant(
+                store: store, registry: loginIssuers, verifier: verifier, scopes: ScopePolicy(allowed: tokens.allowedScopes), accessTokens: accessTokens,
+                minter: minter, refreshTokens: refreshTokens, tokens: tokens, settings: configuration.issuerLogin, clock: clock, random: random,
+                logger: logger),
         ]
         // The registration proof types.
         var proofs: [any RegistrationProof] = [
@@ -95,6 +105,8 @@ public struct LatchDeployment: Sendable {
             disabled.insert(.test)
         }
 
+        var sessions = SessionService(store: store, sensitiveMaxAge: configuration.sensitiveMaxAge, clock: clock, random: random, logger: logger)
+        sessions.issuerLoginSensitiveMaxAge = configuration.issuerLogin.sensitiveMaxAge
         var services = LatchServices(
             settings: LatchServices.Settings(
                 issuer: configuration.issuerURL, signingAlgorithm: configuration.signingAlgorithm.rawValue, scopes: tokens.allowedScopes.sorted(),
@@ -104,7 +116,7 @@ public struct LatchDeployment: Sendable {
             tokens: TokenEndpoint(grants: grants, clients: clients),
             revocation: TokenRevocation(store: store, refreshTokens: refreshTokens, accessTokens: accessTokens, clock: clock, logger: logger),
             accessTokens: accessTokens,
-            sessions: SessionService(store: store, sensitiveMaxAge: configuration.sensitiveMaxAge, clock: clock, random: random, logger: logger),
+            sessions: sessions,
             registration: RegistrationService(
                 store: store, proofs: proofs, disabled: disabled, assertions: assertions, challenges: challenges, clock: clock, random: random,
                 logger: logger),
@@ -115,6 +127,7 @@ public struct LatchDeployment: Sendable {
             adminAuthenticator: adminAuthenticator, readiness: store)
         services.clock = clock
         services.fido = fido
+        services.issuerLogin = issuerLogin
         var oobSettings = OutOfBandService.Settings(issuer: configuration.issuerURL)
         oobSettings.tokenLifetime = configuration.oobTokenLifetime
         services.oob = OutOfBandService(store: store, fido: fido, settings: oobSettings, clock: clock, random: random, logger: logger)

@@ -15,6 +15,8 @@ extension PublicKey {
         static let es256: Int64 = -7
         static let rs256: Int64 = -257
         static let p256: Int64 = 1
+        static let es384: Int64 = -35
+        static let p384: Int64 = 2
         /// EC2 `crv`, `x`, `y`, `d`; RSA `n`, `e`, `d`.
         static let minus1: CBORValue = .int(-1)
         static let minus2: CBORValue = .int(-2)
@@ -59,6 +61,12 @@ extension PublicKey {
             return .map([
                 .init(COSE.kty, .int(COSE.ec2)), .init(COSE.alg, .int(COSE.es256)), .init(COSE.minus1, .int(COSE.p256)),
                 .init(COSE.minus2, .bytes(Array(raw[..<32]))), .init(COSE.minus3, .bytes(Array(raw[32...]))),
+            ])
+        case .p384(let key):
+            let raw = Array(key.rawRepresentation)
+            return .map([
+                .init(COSE.kty, .int(COSE.ec2)), .init(COSE.alg, .int(COSE.es384)), .init(COSE.minus1, .int(COSE.p384)),
+                .init(COSE.minus2, .bytes(Array(raw[..<48]))), .init(COSE.minus3, .bytes(Array(raw[48...]))),
             ])
         case .rsa(let key):
             // Primitives cannot fail for a key that was constructed successfully (as in `jwk(kid:)`).

@@ -69,7 +69,7 @@ public struct ParsedJWS: Sendable {
     /// The algorithm, if it is one Latch supports; `none`, HS*, and everything else are refused.
     public func algorithm() throws(JOSEError) -> JWSAlgorithm {
         guard let algorithm = JWSAlgorithm(rawValue: algorithmName) else {
-            throw JOSEError(.unsupportedAlgorithm, "alg \(algorithmName.prefix(16)) is not accepted (ES256, RS256)")
+            throw JOSEError(.unsupportedAlgorithm, "alg \(algorithmName.prefix(16)) is not accepted (ES256, ES384, RS256)")
         }
         return algorithm
     }

@@ -6,6 +6,7 @@ import Foundation
 public struct PrivateKey: Sendable, CustomStringConvertible {
     enum Backing: Sendable {
         case p256(P256.Signing.PrivateKey)
+        case p384(P384.Signing.PrivateKey)
         case rsa(_RSA.Signing.PrivateKey)
     }
 
@@ -15,6 +16,7 @@ public struct PrivateKey: Sendable, CustomStringConvertible {
     public var algorithm: JWSAlgorithm {
         switch backing {
         case .p256: .ES256
+        case .p384: .ES384
         case .rsa: .RS256
         }
     }
@@ -23,6 +25,7 @@ public struct PrivateKey: Sendable, CustomStringConvertible {
     public static func generate(_ algorithm: JWSAlgorithm, rsaBits: Int = 2048) throws -> PrivateKey {
         switch algorithm {
         case .ES256: PrivateKey(backing: .p256(P256.Signing.PrivateKey()))
+        case .ES384: PrivateKey(backing: .p384(P384.Signing.PrivateKey()))
         case .RS256: PrivateKey(backing: .rsa(try _RSA.Signing.PrivateKey(keySize: .init(bitCount: rsaBits))))
         }
     }
@@ -40,10 +43,12 @@ public struct PrivateKey: Sendable, CustomStringConvertible {
         let text = pem.trimmingCharacters(in: .whitespacesAndNewlines)
         if let key = try? P256.Signing.PrivateKey(pemRepresentation: text) {
             backing = .p256(key)
+        } else if let key = try? P384.Signing.PrivateKey(pemRepresentation: text) {
+            backing = .p384(key)
         } else if let key = try? _RSA.Signing.PrivateKey(pemRepresentation: text) {
             backing = .rsa(key)
         } else {
-            throw JOSEError(.invalidKey, "not a PEM P-256 or RSA (≥ 2048 bits) private key")
+            throw JOSEError(.invalidKey, "not a PEM P-256, P-384 or RSA (≥ 2048 bits) private key")
         }
     }
 
@@ -51,6 +56,7 @@ public struct PrivateKey: Sendable, CustomStringConvertible {
     public var pemRepresentation: String {
         switch backing {
         case .p256(let key): key.pemRepresentation
+        case .p384(let key): key.pemRepresentation
         case .rsa(let key): key.pkcs8PEMRepresentation
         }
     }
@@ -59,6 +65,7 @@ public struct PrivateKey: Sendable, CustomStringConvertible {
     public var publicKey: PublicKey {
         switch backing {
         case .p256(let key): PublicKey(p256: key.publicKey)
+        case .p384(let key): PublicKey(p384: key.publicKey)
         case .rsa(let key): PublicKey(rsa: key.publicKey)
         }
     }
@@ -68,6 +75,8 @@ public struct PrivateKey: Sendable, CustomStringConvertible {
         switch backing {
         case .p256(let key):
             return Data(P256LowS.normalized(Array(try key.signature(for: SHA256.hash(data: signingInput)).rawRepresentation)))
+        case .p384(let key):
+            return try key.signature(for: SHA384.hash(data: signingInput)).rawRepresentation
         case .rsa(let key):
             return try key.signature(for: SHA256.hash(data: signingInput), padding: .insecurePKCS1v1_5)
                 .rawRepresentation

@@ -7,6 +7,7 @@ import LatchModel
 public struct PublicKey: Sendable {
     enum Backing: Sendable {
         case p256(P256.Signing.PublicKey)
+        case p384(P384.Signing.PublicKey)
         case rsa(_RSA.Signing.PublicKey)
     }
 
@@ -16,9 +17,13 @@ public struct PublicKey: Sendable {
     public var algorithm: JWSAlgorithm {
         switch backing {
         case .p256: .ES256
+        case .p384: .ES384
         case .rsa: .RS256
         }
     }
+
+    /// Wraps a P-384 key (ES384).
+    public init(p384 key: P384.Signing.PublicKey) { backing = .p384(key) }
 
     /// Wraps a P-256 key (ES256).
     public init(p256 key: P256.Signing.PublicKey) { backing = .p256(key) }
@@ -63,6 +68,11 @@ public struct PublicKey: Sendable {
                 throw JOSEError(.invalidKey, "not a P-256 public key (ES256 needs an EC P-256 SPKI key)")
             }
             backing = .p256(key)
+        case .ES384:
+            guard let key = try? P384.Signing.PublicKey(derRepresentation: der) else {
+                throw JOSEError(.invalidKey, "not a P-384 public key (ES384 needs an EC P-384 SPKI key)")
+            }
+            backing = .p384(key)
         case .RS256:
             guard let key = try? _RSA.Signing.PublicKey(derRepresentation: der) else {
                 throw JOSEError(.invalidKey, "not an RSA public key of at least 2048 bits")
@@ -77,6 +87,14 @@ public struct PublicKey: Sendable {
     /// Reads a public JWK; its `alg`, when present, must match the key type.
     public init(jwk: JSONWebKey) throws(JOSEError) {
         switch jwk.kty {
+        case "EC" where jwk.crv == "P-384":
+            guard let x = jwk.x.flatMap(Base64URL.decode), let y = jwk.y.flatMap(Base64URL.decode), x.count == 48, y.count == 48,
+                let key = try? P384.Signing.PublicKey(rawRepresentation: x + y)
+            else { throw JOSEError(.invalidKey, "not a P-384 JWK") }
+            guard jwk.alg == nil || jwk.alg == JWSAlgorithm.ES384.rawValue else {
+                throw JOSEError(.algorithmMismatch, "an EC P-384 JWK must be used with ES384")
+            }
+            backing = .p384(key)
         case "EC":
             guard jwk.crv == "P-256", let x = jwk.x.flatMap(Base64URL.decode), let y = jwk.y.flatMap(Base64URL.decode),
                 x.count == 32, y.count == 32,
@@ -103,6 +121,7 @@ public struct PublicKey: Sendable {
     public var derRepresentation: Data {
         switch backing {
         case .p256(let key): key.derRepresentation
+        case .p384(let key): key.derRepresentation
         case .rsa(let key): key.derRepresentation
         }
     }
@@ -111,6 +130,7 @@ public struct PublicKey: Sendable {
     public var pemRepresentation: String {
         switch backing {
         case .p256(let key): key.pemRepresentation
+        case .p384(let key): key.pemRepresentation
         case .rsa(let key): key.pemRepresentation
         }
     }
@@ -123,6 +143,11 @@ public struct PublicKey: Sendable {
             return JSONWebKey(
                 kty: "EC", kid: kid, alg: "ES256", crv: "P-256",
                 x: Base64URL.encode(raw.prefix(32)), y: Base64URL.encode(raw.suffix(32)))
+        case .p384(let key):
+            let raw = key.rawRepresentation
+            return JSONWebKey(
+                kty: "EC", kid: kid, alg: "ES384", crv: "P-384",
+                x: Base64URL.encode(raw.prefix(48)), y: Base64URL.encode(raw.suffix(48)))
         case .rsa(let key):
             // Primitives cannot fail for a key that was constructed successfully.
             let primitives = try! key.getKeyPrimitives()
@@ -138,6 +163,7 @@ public struct PublicKey: Sendable {
         let json: String
         switch backing {
         case .p256: json = #"{"crv":"P-256","kty":"EC","x":"\#(jwk.x!)","y":"\#(jwk.y!)"}"#
+        case .p384: json = #"{"crv":"P-384","kty":"EC","x":"\#(jwk.x!)","y":"\#(jwk.y!)"}"#
         case .rsa: json = #"{"e":"\#(jwk.e!)","kty":"RSA","n":"\#(jwk.n!)"}"#
         }
         return Base64URL.encode(Data(SHA256.hash(data: Data(json.utf8))))
@@ -153,6 +179,12 @@ public struct PublicKey: Sendable {
                 let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
             else { return false }
             return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
+        case .p384(let key):
+            // R || S, 48 bytes each. Latch never signs ES384, so no form is canonical: `canonical` refuses it.
+            guard signature.count == 96, !canonical, let ecdsa = try? P384.Signing.ECDSASignature(rawRepresentation: signature) else {
+                return false
+            }
+            return key.isValidSignature(ecdsa, for: SHA384.hash(data: signingInput))
         case .rsa(let key):
             guard signature.count == key.keySizeInBits / 8 else { return false }
             return key.isValidSignature(
@@ -180,9 +212,11 @@ public struct PublicKey: Sendable {
 }
 
 extension PublicKey {
-    /// Reads a key whose algorithm is not given: an EC P-256 key is ES256, an RSA key RS256.
+    /// Reads a key whose algorithm is not given: an EC P-256 key is ES256, P-384 ES384, an RSA key RS256.
     public init(pemOrBase64DER text: String) throws(JOSEError) {
         if let key = try? PublicKey(pemOrBase64DER: text, algorithm: .ES256) {
+            self = key
+        } else if let key = try? PublicKey(pemOrBase64DER: text, algorithm: .ES384) {
             self = key
         } else {
             self = try PublicKey(pemOrBase64DER: text, algorithm: .RS256)

@@ -51,6 +51,8 @@ public struct LatchServices: Sendable {
     public var fido: FidoService?
     /// Out-of-band enrollment and approval; nil where a deployment serves none.
     public var oob: OutOfBandService?
+    /// Issuer logins (login issuers, login status, logout, introspection); nil where a deployment serves none.
+    public var issuerLogin: IssuerLoginService?
     /// The time rate limits count in (the deployment's clock).
     public var clock: LatchClock = .system
 

@@ -15,7 +15,8 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
     router.addRoutes(
         DiscoveryController(
             keys: services.keys, issuer: services.settings.issuer, algorithm: services.settings.signingAlgorithm,
-            scopes: services.settings.scopes, grantTypes: services.tokens.grantTypes, proofTypes: services.registration.proofTypes
+            scopes: services.settings.scopes, grantTypes: services.tokens.grantTypes, proofTypes: services.registration.proofTypes,
+            introspection: services.issuerLogin != nil
         ).endpoints)
     let oauth = OAuthController(tokens: services.tokens, revocation: services.revocation, sessions: services.sessions, clients: services.clients)
     // The unauthenticated endpoints that write (sign-in, registration, challenge) are rate-limited per address.
@@ -41,6 +42,12 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
         router.addRoutes(controller.openPage)
         controller.addDeviceLinking(to: me)
     }
+    if let issuerLogin = services.issuerLogin {
+        let controller = IssuerLoginController(service: issuerLogin, sessions: services.sessions)
+        // Resource servers call introspection at their own rate: authenticated, not limited per address.
+        router.addRoutes(controller.introspection)
+        controller.addSession(to: me)
+    }
     let admin = router.group("admin/v1")
         .add(
             middleware: AdminAuthenticatorMiddleware(
@@ -49,6 +56,9 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
     AdminController(admin: services.admin, issuer: services.settings.issuer).add(to: admin)
     if let fido = services.fido { FidoController(fido: fido, sessions: services.sessions).addAdmin(to: admin) }
     if let oob = services.oob { OutOfBandController(oob: oob, sessions: services.sessions).addAdmin(to: admin) }
+    if let issuerLogin = services.issuerLogin {
+        IssuerLoginController(service: issuerLogin, sessions: services.sessions).addAdmin(to: admin)
+    }
     methods.record(router.routes)
     return router
 }

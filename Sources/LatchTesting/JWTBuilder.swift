@@ -47,6 +47,16 @@ public enum Assertions {
         return JWTBuilder(header: ["kid": .string(keyID)], claims: claims)
     }
 
+    /// An issuer token of a login issuer: `sub` = the consumer ids separated by spaces.
+    public static func issuerToken(
+        issuer: String, keyID: String, consumers: [String], audience: String, now: Int64, lifetime: Int64 = 120,
+        jti: String = UUID().uuidString, extra: [String: JSONValue] = [:]
+    ) -> JWTBuilder {
+        federated(
+            issuer: issuer, keyID: keyID, subject: consumers.joined(separator: " "), audience: audience, now: now, lifetime: lifetime, jti: jti,
+            extra: extra)
+    }
+
     /// A device sign-in assertion over a server nonce: `iss` = `sub` = the username, `jti` = the nonce.
     public static func device(username: String, keyID: String, nonce: String, audience: String = "identity-service", now: Int64)
         -> JWTBuilder

@@ -23,7 +23,7 @@ struct Keys: AsyncParsableCommand {
         func run() async throws {
             let configuration = try await deployment.load()
             let algorithm = try algorithm.map {
-                guard let parsed = JWSAlgorithm(rawValue: $0) else { throw ValidationError("algorithm must be ES256 or RS256") }
+                guard let parsed = JWSAlgorithm(rawValue: $0), JWSAlgorithm.signing.contains(parsed) else { throw ValidationError("algorithm must be ES256 or RS256") }
                 return parsed
             } ?? configuration.signingAlgorithm
             let opened = try OpenedStore.open(configuration, logger: Logger(label: "latch.keys"), create: false)

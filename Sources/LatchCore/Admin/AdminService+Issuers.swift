@@ -10,7 +10,7 @@ extension AdminService {
         do {
             if let algorithm = request.algorithm {
                 guard let algorithm = JWSAlgorithm(rawValue: algorithm) else {
-                    throw LatchError(.invalidPublicKey, "algorithm must be RS256 or ES256")
+                    throw LatchError(.invalidPublicKey, "algorithm must be RS256, ES256 or ES384")
                 }
                 key = try PublicKey(pemOrBase64DER: request.publicKey, algorithm: algorithm)
             } else {

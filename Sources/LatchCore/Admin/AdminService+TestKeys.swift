@@ -13,7 +13,7 @@ extension AdminService {
         }
         guard Self.isName(keyID, max: 128) else { throw LatchError.invalidInput("keyId must be 1–128 printable characters") }
         guard let algorithm = JWSAlgorithm(rawValue: request.algorithm ?? "RS256") else {
-            throw LatchError.invalidInput("algorithm must be RS256 or ES256")
+            throw LatchError.invalidInput("algorithm must be RS256, ES256 or ES384")
         }
         let privateKey = try PrivateKey.generate(algorithm)
         guard try await store.addTestRegistrationKey(TestRegistrationKey(keyID: keyID, key: privateKey.publicKey, createdAt: clock.seconds())) else {

@@ -14,7 +14,7 @@ public struct AssertionClaims: Sendable {
     public var all: [String: JSONValue]
 
     /// Longest accepted `iss`, `sub`, `jti`.
-    static let maximumStringLength = 255
+    public static let maximumStringLength = 255
 
     /// A NumericDate above this is taken for milliseconds (it would be past year 5000).
     static let millisecondThreshold: Int64 = 100_000_000_000
@@ -28,14 +28,18 @@ public struct AssertionClaims: Sendable {
     /// - Step 5. `exp` not passed, beyond skew (item 4).
     /// - Step 6. `nbf`, when present, reached.
     /// - Step 7. `exp - iat` positive and at most `maxLifetime` (item 5: no unreasonably long-lived assertions).
+    ///
+    /// `maximumSubjectLength` lets a profile whose `sub` lists several ids (issuer logins) take a longer one.
     public static func check(
-        _ claims: [String: JSONValue], audience: String, now: Int64, skew: Int64, maxLifetime: Int64, code: ErrorCode
+        _ claims: [String: JSONValue], audience: String, now: Int64, skew: Int64, maxLifetime: Int64, code: ErrorCode,
+        maximumSubjectLength: Int = maximumStringLength
     ) throws(LatchError) -> AssertionClaims {
         func fail(_ message: String) -> LatchError { LatchError(code, message) }
         func string(_ name: String) throws(LatchError) -> String {
             guard case .string(let value)? = claims[name] else { throw fail("the \(name) claim is missing or not a string") }
-            guard !value.isEmpty, value.utf8.count <= maximumStringLength else {
-                throw fail("the \(name) claim is empty or longer than \(maximumStringLength) bytes")
+            let maximum = name == "sub" ? maximumSubjectLength : maximumStringLength
+            guard !value.isEmpty, value.utf8.count <= maximum else {
+                throw fail("the \(name) claim is empty or longer than \(maximum) bytes")
             }
             guard !value.containsControlCharacters else {
                 throw fail("the \(name) claim contains control characters")

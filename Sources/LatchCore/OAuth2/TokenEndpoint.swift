@@ -12,12 +12,16 @@ public struct TokenEndpoint: Sendable {
     /// The grant types served, sorted (for the discovery document).
     public var grantTypes: [String] { grants.keys.sorted() }
 
-    /// Answers a token request given its form parameters (each at most once).
+    /// Parameters a grant may repeat (RFC 6749 §3.2 forbids repeats of every other one).
+    public static let repeatableParameters: Set<String> = ["issuer_token"]
+
+    /// Answers a token request given its form parameters (each at most once, except ``repeatableParameters``, given
+    /// in `repeated`) and the access token of an `Authorization: Bearer` header.
     ///
     /// - Step 1. `grant_type` is present.
     /// - Step 2. The client is known (`invalid_client`).
     /// - Step 3. The grant type is served (`unsupported_grant_type`), and its handler answers.
-    public func exchange(_ parameters: [String: String]) async throws -> TokenResponse {
+    public func exchange(_ parameters: [String: String], repeated: [String: [String]] = [:], bearer: String? = nil) async throws -> TokenResponse {
         // Step 1.
         guard let grantType = parameters["grant_type"], !grantType.isEmpty else {
             throw LatchError.invalidRequest("grant_type is required")
@@ -28,6 +32,6 @@ public struct TokenEndpoint: Sendable {
         guard let grant = grants[grantType] else {
             throw LatchError(.unsupportedGrantType, "grant_type must be one of: \(grantTypes.joined(separator: ", "))")
         }
-        return try await grant.exchange(TokenRequest(parameters: parameters, client: client))
+        return try await grant.exchange(TokenRequest(parameters: parameters, client: client, repeated: repeated, bearer: bearer))
     }
 }

@@ -5,10 +5,21 @@ public struct TokenRequest: Sendable {
     public let parameters: [String: String]
     /// The resolved client (the default one when the request names none).
     public let client: Client
+    /// Parameters a grant lets the request repeat (e.g. `issuer_token`), in request order.
+    public let repeated: [String: [String]]
+    /// The access token of `Authorization: Bearer`, for grants that act on a signed-in session.
+    public let bearer: String?
 
-    public init(parameters: [String: String], client: Client) {
+    public init(parameters: [String: String], client: Client, repeated: [String: [String]] = [:], bearer: String? = nil) {
         self.parameters = parameters
         self.client = client
+        self.repeated = repeated
+        self.bearer = bearer
+    }
+
+    /// Every value of a repeatable parameter, in request order.
+    public func values(_ name: String) -> [String] {
+        repeated[name] ?? parameters[name].map { [$0] } ?? []
     }
 
     /// A parameter the grant cannot do without (RFC 6749 §5.2 `invalid_request` when absent or empty).

@@ -13,11 +13,14 @@ public struct AccessTokenClaims: Sendable, Hashable {
     public var scope: String
     public var sessionID: String
     public var authTime: Int64
+    /// For an issuer login: the (issuer, consumer) pairs the session held when the token was issued.
+    public var consumers: [ConsumerPair]?
 
     public init(
         issuer: String, subject: String, audience: String, clientID: String, issuedAt: Int64, expiresAt: Int64,
-        jwtID: String, scope: String, sessionID: String, authTime: Int64
+        jwtID: String, scope: String, sessionID: String, authTime: Int64, consumers: [ConsumerPair]? = nil
     ) {
+        self.consumers = consumers
         self.issuer = issuer
         self.subject = subject
         self.audience = audience
@@ -44,6 +47,10 @@ public struct AccessTokenClaims: Sendable, Hashable {
         writer.member("scope", scope)
         writer.member("sid", sessionID)
         writer.member("auth_time", authTime)
+        if let consumers {
+            writer.key(ConsumerPair.claimName)
+            writer.write(ConsumerPair.claim(consumers))
+        }
         writer.endObject()
         return writer.bytes
     }
@@ -56,8 +63,13 @@ public struct AccessTokenClaims: Sendable, Hashable {
             case .string(let jwtID)? = claims["jti"], case .string(let scope)? = claims["scope"],
             case .string(let sessionID)? = claims["sid"], case .int(let authTime)? = claims["auth_time"]
         else { return nil }
+        var consumers: [ConsumerPair]?
+        if let claim = claims[ConsumerPair.claimName] {
+            guard let pairs = ConsumerPair.pairs(claim) else { return nil }
+            consumers = pairs
+        }
         self.init(
             issuer: issuer, subject: subject, audience: audience, clientID: clientID, issuedAt: issuedAt,
-            expiresAt: expiresAt, jwtID: jwtID, scope: scope, sessionID: sessionID, authTime: authTime)
+            expiresAt: expiresAt, jwtID: jwtID, scope: scope, sessionID: sessionID, authTime: authTime, consumers: consumers)
     }
 }

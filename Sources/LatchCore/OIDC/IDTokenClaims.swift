@@ -15,11 +15,14 @@ public struct IDTokenClaims: Sendable, Hashable {
     public var username: String
     /// Custom claims; names in ``TokenMinter/reservedClaims`` are never written.
     public var custom: [String: JSONValue]
+    /// For an issuer login: the session's (issuer, consumer) pairs.
+    public var consumers: [ConsumerPair]?
 
     public init(
         issuer: String, subject: String, audience: String, issuedAt: Int64, expiresAt: Int64, authTime: Int64,
-        amr: [String], sessionID: String, username: String, custom: [String: JSONValue]
+        amr: [String], sessionID: String, username: String, custom: [String: JSONValue], consumers: [ConsumerPair]? = nil
     ) {
+        self.consumers = consumers
         self.issuer = issuer
         self.subject = subject
         self.audience = audience
@@ -45,6 +48,10 @@ public struct IDTokenClaims: Sendable, Hashable {
         writer.member("amr", amr)
         writer.member("sid", sessionID)
         writer.member("username", username)
+        if let consumers {
+            writer.key(ConsumerPair.claimName)
+            writer.write(ConsumerPair.claim(consumers))
+        }
         for name in custom.keys.sorted() where !TokenMinter.reservedClaims.contains(name) {
             writer.key(name)
             writer.write(custom[name]!)

@@ -16,14 +16,21 @@ public struct TokenMinter: Sendable {
     /// Claim names Latch sets itself; a custom claim may never take one of them.
     public static let reservedClaims: Set<String> = [
         "iss", "sub", "aud", "exp", "iat", "nbf", "jti", "auth_time", "amr", "acr", "azp", "sid", "nonce",
-        "at_hash", "c_hash", "username", "client_id", "scope", "typ", "cnf", "cty", "events",
+        "at_hash", "c_hash", "username", "client_id", "scope", "typ", "cnf", "cty", "events", ConsumerPair.claimName,
     ]
 
-    /// The token response for a session at `now`, carrying `refreshToken`.
-    public func response(user: User, session: Session, refreshToken: String, now: Int64) throws -> TokenResponse {
+    /// The token response for a session at `now`, carrying `refreshToken`; an issuer login's tokens list its
+    /// `consumers`.
+    public func response(user: User, session: Session, refreshToken: String, now: Int64, consumers: [ConsumerPair]? = nil) throws
+        -> TokenResponse
+    {
         let signer = keys.signer
-        let idToken = try signer.sign(claimsJSON: idTokenClaims(user: user, session: session, now: now).json, type: "JWT")
-        let accessToken = try signer.sign(claimsJSON: accessTokenClaims(user: user, session: session, now: now).json, type: "at+jwt")
+        var idClaims = idTokenClaims(user: user, session: session, now: now)
+        idClaims.consumers = consumers
+        var accessClaims = accessTokenClaims(user: user, session: session, now: now)
+        accessClaims.consumers = consumers
+        let idToken = try signer.sign(claimsJSON: idClaims.json, type: "JWT")
+        let accessToken = try signer.sign(claimsJSON: accessClaims.json, type: "at+jwt")
         return TokenResponse(
             accessToken: accessToken, expiresIn: Int(settings.accessTokenLifetime), refreshToken: refreshToken,
             refreshExpiresIn: Int(max(0, session.expiresAt - now)), idToken: idToken, scope: session.scope)

@@ -66,7 +66,7 @@ extension RegistrationRequest {
             throw LatchError.invalidInput("publicKey.keyId must be 1–128 printable characters")
         }
         guard let algorithm = JWSAlgorithm(rawValue: publicKey.algorithm) else {
-            throw LatchError(.invalidPublicKey, "publicKey.algorithm must be RS256 or ES256")
+            throw LatchError(.invalidPublicKey, "publicKey.algorithm must be RS256, ES256 or ES384")
         }
         do {
             return (publicKey.keyId, try PublicKey(pemOrBase64DER: publicKey.publicKey, algorithm: algorithm))

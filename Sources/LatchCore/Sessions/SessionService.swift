@@ -12,6 +12,8 @@ import Logging
 public struct SessionService: Sendable {
     let store: any UnitOfWork
     let sensitiveMaxAge: Int64
+    /// The window of issuer-login sessions (`login.sensitiveMaxAge`), when it differs.
+    public var issuerLoginSensitiveMaxAge: Int64?
     let clock: LatchClock
     let random: RandomSource
     let logger: Logger
@@ -27,10 +29,19 @@ public struct SessionService: Sendable {
     }
 
     /// Refuses a caller whose sign-in is older than the sensitive window (RFC 9470 §3).
+    /// Issuer logins use their own window; their `authTime` is that of the latest login into the session (adding
+    /// issuer tokens is a login).
     public func requireRecentAuthentication(_ caller: SignedInCaller) throws(LatchError) {
-        guard clock.seconds() - caller.session.authTime <= sensitiveMaxAge else {
-            throw LatchError.insufficientUserAuthentication(maxAge: Int(sensitiveMaxAge))
+        let window = self.sensitiveMaxAge(of: caller.session)
+        guard clock.seconds() - caller.session.authTime <= window else {
+            throw LatchError.insufficientUserAuthentication(maxAge: Int(window))
         }
+    }
+
+    /// How recent a login sensitive operations of `session` need, seconds.
+    public func sensitiveMaxAge(of session: Session) -> Int64 {
+        if let issuerLoginSensitiveMaxAge, session.amr.contains(IssuerLoginGrant.method) { return issuerLoginSensitiveMaxAge }
+        return sensitiveMaxAge
     }
 
     /// OpenID Connect Core §5.3 UserInfo claims.

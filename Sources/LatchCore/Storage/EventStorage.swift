@@ -24,6 +24,8 @@ public struct SecurityEvent: Sendable, Hashable {
         public static let authenticatorUnlocked = Kind(rawValue: "authenticator.unlocked")
         /// A user changed a PIN authenticator's PIN (its key was replaced).
         public static let authenticatorPinChanged = Kind(rawValue: "authenticator.pin_changed")
+        /// A session was ended by its own logout (`POST /v1/me/logout`).
+        public static let loggedOut = Kind(rawValue: "session.logged_out")
         /// Every session of a user was revoked (global sign-out, or an admin).
         public static let sessionsRevoked = Kind(rawValue: "user.sessions_revoked")
         /// An out-of-band enrollment, approval or deregistration was requested (detail: the operation and transaction id).

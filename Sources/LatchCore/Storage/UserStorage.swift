@@ -18,6 +18,9 @@ public enum UserKind: String, Sendable, Hashable, Codable {
     case deviceCheck = "DEVICE_CHECK"
     /// Signed up with a FIDO authenticator (passwordless); signs in with WebAuthn assertions.
     case webauthn = "WEBAUTHN"
+    /// The principal of issuer logins: one (login issuer, consumer id) pair, created at its first login. Its
+    /// `issuer` is `login:<issuer id>` and its `subject` and username the consumer id.
+    case issuerLogin = "ISSUER_LOGIN"
 }
 
 /// A registered user.

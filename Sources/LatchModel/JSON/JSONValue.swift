@@ -26,6 +26,12 @@ public enum JSONValue: Sendable, Hashable {
     }
 
     /// The array, when this is an array.
+    /// The value of an integer.
+    public var intValue: Int64? {
+        if case .int(let value) = self { return value }
+        return nil
+    }
+
     public var arrayValue: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil

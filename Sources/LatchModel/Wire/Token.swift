@@ -6,6 +6,9 @@ public enum GrantType {
     public static let refreshToken = "refresh_token"
     /// Sign-in with an Apple App Attest assertion by an attested device key.
     public static let appAttest = "urn:latch:params:oauth:grant-type:app-attest"
+    /// Login with one or more issuer tokens (`issuer_token`, repeated); with a Bearer access token, adds them to
+    /// that session.
+    public static let issuerLogin = "urn:latch:params:oauth:grant-type:issuer-login"
 }
 
 /// The token endpoint's success answer (RFC 6749 §5.1, OIDC Core §3.1.3.3).

@@ -10,10 +10,13 @@ struct DiscoveryController {
     let scopes: [String]
     let grantTypes: [String]
     let proofTypes: [String]
+    /// Whether `/oauth2/introspect` is served (issuer logins).
+    var introspection = false
 
     var endpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
-        let metadata = Self.metadata(issuer: issuer, algorithm: algorithm, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes)
+        let metadata = Self.metadata(
+            issuer: issuer, algorithm: algorithm, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, introspection: introspection)
         routes.get(".well-known/openid-configuration") { _, _ in
             JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
         }
@@ -24,7 +27,9 @@ struct DiscoveryController {
         return routes
     }
 
-    static func metadata(issuer: String, algorithm: String, scopes: [String], grantTypes: [String], proofTypes: [String]) -> [UInt8] {
+    static func metadata(
+        issuer: String, algorithm: String, scopes: [String], grantTypes: [String], proofTypes: [String], introspection: Bool = false
+    ) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 1024)
         writer.beginObject()
         writer.member("issuer", issuer)
@@ -32,6 +37,11 @@ struct DiscoveryController {
         writer.member("token_endpoint", issuer + "/oauth2/token")
         writer.member("userinfo_endpoint", issuer + "/oauth2/userinfo")
         writer.member("revocation_endpoint", issuer + "/oauth2/revoke")
+        if introspection {
+            // RFC 8414 §2; resource servers authenticate with the credential the admin created for them.
+            writer.member("introspection_endpoint", issuer + "/oauth2/introspect")
+            writer.member("introspection_endpoint_auth_methods_supported", ["client_secret_basic"])
+        }
         writer.member("grant_types_supported", grantTypes)
         writer.member("response_types_supported", ["none"])
         writer.member("subject_types_supported", ["public"])
@@ -43,7 +53,7 @@ struct DiscoveryController {
         // (Not `registration_endpoint`: that name is RFC 7591 dynamic client registration.)
         writer.member("registration_proof_types_supported", proofTypes)
         writer.member(
-            "claims_supported", ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "sid", "username"])
+            "claims_supported", ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "sid", "username"] + (introspection ? ["consumers"] : []))
         writer.endObject()
         return writer.bytes
     }

@@ -13,8 +13,8 @@ struct OAuthController {
     var endpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
         routes.post("token") { request, _ -> Response in
-            let parameters = try await request.formParameters()
-            let response = try await tokens.exchange(parameters)
+            let form = try await request.formParameters(repeatable: TokenEndpoint.repeatableParameters)
+            let response = try await tokens.exchange(form.single, repeated: form.repeated, bearer: request.bearerToken)
             return JSONResponse.make(bytes: Self.serialize(response))
         }
         routes.post("revoke") { request, _ -> Response in

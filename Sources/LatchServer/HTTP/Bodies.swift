@@ -17,12 +17,17 @@ extension Request {
 
     /// An `application/x-www-form-urlencoded` body (OAuth endpoints; errors in RFC 6749 form).
     func formParameters() async throws -> [String: String] {
+        try await formParameters(repeatable: []).single
+    }
+
+    /// The same, letting the names in `repeatable` appear more than once (their values in `repeated`, in order).
+    func formParameters(repeatable: Set<String>) async throws -> (single: [String: String], repeated: [String: [String]]) {
         if let type = headers[.contentType], !type.lowercased().hasPrefix("application/x-www-form-urlencoded") {
             throw LatchError.invalidRequest("the body must be application/x-www-form-urlencoded")
         }
         let buffer = try await bodyBytes(oauth: true)
         do {
-            return try buffer.withUnsafeReadableBytes { try FormURLEncoded.parse($0) }
+            return try buffer.withUnsafeReadableBytes { try FormURLEncoded.parse($0, repeatable: repeatable) }
         } catch FormURLEncoded.Failure.repeated(let name) {
             throw LatchError.invalidRequest("the parameter \(name.prefix(64)) is repeated")
         } catch {

@@ -10,16 +10,29 @@ enum FormURLEncoded {
 
     /// Parses the body into name → value; empty names are skipped.
     static func parse(_ bytes: some Collection<UInt8>) throws(Failure) -> [String: String] {
+        try parse(bytes, repeatable: []).single
+    }
+
+    /// Parses the body into name → value, and name → every value for the names in `repeatable` (in order; those are
+    /// not in `single`).
+    static func parse(_ bytes: some Collection<UInt8>, repeatable: Set<String>) throws(Failure)
+        -> (single: [String: String], repeated: [String: [String]])
+    {
         var result: [String: String] = [:]
+        var repeated: [String: [String]] = [:]
         for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
             let name = try decode(parts[0])
             let value = parts.count > 1 ? try decode(parts[1]) : ""
             guard !name.isEmpty else { continue }
+            if repeatable.contains(name) {
+                repeated[name, default: []].append(value)
+                continue
+            }
             guard result[name] == nil else { throw .repeated(name) }
             result[name] = value
         }
-        return result
+        return (result, repeated)
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {

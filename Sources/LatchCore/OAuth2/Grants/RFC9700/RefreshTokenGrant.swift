@@ -12,11 +12,14 @@ public struct RefreshTokenGrant: TokenGrant {
     let tokens: TokenSettings
     let clock: LatchClock
     let logger: Logger
+    /// Where an issuer login's (issuer, consumer) pairs are read, so refreshed tokens list them too.
+    let consumers: (any IssuerLoginStore)?
 
     public init(
         store: any SessionStore, minter: TokenMinter, refreshTokens: RefreshTokenCodec, tokens: TokenSettings, clock: LatchClock,
-        logger: Logger = Logger(label: "latch.refresh")
+        consumers: (any IssuerLoginStore)? = nil, logger: Logger = Logger(label: "latch.refresh")
     ) {
+        self.consumers = consumers
         self.store = store
         self.minter = minter
         self.refreshTokens = refreshTokens
@@ -36,9 +39,10 @@ public struct RefreshTokenGrant: TokenGrant {
         guard let (outcome, session, user) = decided else { throw LatchError.invalidGrant("the refresh token is invalid") }
         switch outcome {
         case .rotated, .reissued:
+            let pairs = session.amr.contains(IssuerLoginGrant.method) ? try await consumers?.sessionConsumers(sessionID: session.id) : nil
             return try minter.response(
                 user: user, session: session,
-                refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now)
+                refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now, consumers: pairs)
         case .unknown:
             throw LatchError.invalidGrant("the refresh token is invalid")
         case .inactive:

@@ -1,0 +1,27 @@
+import AsyncHTTPClient
+import LatchCore
+import NIOCore
+import NIOHTTP1
+
+/// Fetches login issuers' JWK Sets over HTTP(S): `GET`, at most `timeoutSeconds`, a body of at most 64 KiB, no redirects
+/// (a 3xx is a failure, like any answer but 200), no cookies.
+struct JWKSHTTPFetcher: JWKSFetcher {
+    /// A client of its own that never follows redirects; it lives as long as the process.
+    static let client = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
+
+    var timeoutSeconds: Int64 = 5
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    func fetchJWKS(_ url: String) async throws -> [UInt8] {
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
+        let response = try await Self.client.execute(request, timeout: .seconds(timeoutSeconds))
+        guard response.status.code == 200 else { throw Failure(description: "the JWKS URL answered HTTP \(response.status.code)") }
+        return Array(try await response.body.collect(upTo: 64 * 1024).readableBytesView)
+    }
+}
