@@ -70,7 +70,7 @@ public struct LatchDeployment: Sendable {
             JWTBearerGrant(
                 methods: [
                     DeviceKeySignIn(store: store, verifier: verifier, settings: assertions, nonces: nonceCodec),
-                    FederatedSignIn(store: store, verifier: verifier, settings: assertions),
+                    FederatedSignIn(store: store, verifier: verifier, settings: assertions, loginIssuers: loginIssuers),
                 ],
                 verifier: verifier, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock),
             RefreshTokenGrant(
@@ -82,7 +82,7 @@ public struct LatchDeployment: Sendable {
         ]
         // The registration proof types.
         var proofs: [any RegistrationProof] = [
-            FederatedJWTProof(store: store, verifier: verifier, assertions: assertions),
+            FederatedJWTProof(store: store, verifier: verifier, assertions: assertions, loginIssuers: loginIssuers),
             AppAttestProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),
             AndroidKeyProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),
             PlayIntegrityProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),

@@ -202,4 +202,25 @@ struct EncodingTests {
             #expect(throws: JOSEError.self) { _ = try twin.verify(with: TestKeys.p256.publicKey, canonical: true) }
         }
     }
+
+    @Test("ES384: a P-384 token verifies; its key reads from PEM and JWK; another curve's key, a tampered token and canonical-only checks refuse it")
+    func es384() throws {
+        let key = try PrivateKey.generate(.ES384)
+        #expect(key.algorithm == .ES384)
+        let token = try JWSSigner(key: key, keyID: "k").sign(claims: ["sub": "alice"])
+        #expect(try ParsedJWS(token).verify(with: key.publicKey).algorithm == .ES384)
+        let fromPEM = try PublicKey(pemOrBase64DER: key.publicKey.pemRepresentation)
+        #expect(fromPEM.algorithm == .ES384)
+        let fromJWK = try PublicKey(jwk: key.publicKey.jwk(kid: "k"))
+        #expect(try ParsedJWS(token).verify(with: fromJWK).claims["sub"] == "alice")
+        #expect(key.publicKey.jwk(kid: "k").crv == "P-384")
+        #expect(throws: JOSEError.self) { try ParsedJWS(token).verify(with: TestKeys.p256.publicKey) }
+        #expect(throws: JOSEError.self) { try ParsedJWS(token).verify(with: try PrivateKey.generate(.ES384).publicKey) }
+        #expect(throws: JOSEError.self) { try ParsedJWS(token).verify(with: key.publicKey, canonical: true) }
+        #expect(throws: JOSEError.self) { try PublicKey(pemOrBase64DER: key.publicKey.pemRepresentation, algorithm: .ES256) }
+        // Latch never signs with it.
+        #expect(!JWSAlgorithm.signing.contains(.ES384))
+        let pem = try PrivateKey(pem: key.pemRepresentation)
+        #expect(pem.algorithm == .ES384)
+    }
 }

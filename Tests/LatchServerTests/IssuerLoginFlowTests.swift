@@ -321,6 +321,27 @@ struct IssuerLoginFlowTests {
         }
     }
 
+    @Test("A login issuer marked for custom federation signs registration and sign-in JWTs with its own keys; an unmarked one does not")
+    func customFederation() async throws {
+        try await Deployment.make().run { client in
+            let key = LoginIssuerKey(kid: "b1", algorithm: "ES256", publicKey: Self.bankKey.publicKey.pemRepresentation)
+            for (id, marked) in [("bank", true), ("plain", false)] {
+                let request = AdminLoginIssuerRequest(issuerId: id, audience: "https://latch.test/\(id)", keys: [key], customFederation: marked)
+                #expect(try await client.admin(.post, "/admin/v1/login-issuers", request).status == .created)
+            }
+            func assertion(_ issuer: String) throws -> String {
+                try Assertions.federated(issuer: issuer, keyID: "b1", subject: "ann", audience: "https://latch.test/\(issuer)", now: client.deployment.now)
+                    .sign(with: Self.bankKey)
+            }
+            let registered = try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: .fsso, answer: try assertion("bank")))
+            #expect(registered.status == .created, "\(String(decoding: registered.body, as: UTF8.self))")
+            #expect(try await client.token(assertion: try assertion("bank")).status == .ok)
+            let refused = try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: .fsso, answer: try assertion("plain")))
+            #expect(refused.code == "invalid_proof")
+            #expect(try await client.token(assertion: try assertion("plain")).code == "invalid_grant")
+        }
+    }
+
     @Test("A JWKS issuer's keys are fetched over HTTP, cached, and fetched again for an unknown kid (rate-limited)")
     func jwksIssuer() async throws {
         let publisher = JWKSPublisher()

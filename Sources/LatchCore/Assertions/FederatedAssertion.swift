@@ -12,8 +12,12 @@ public struct FederatedAssertion: AssertionProfile {
     public let noun: String
     let skew: Int64
     let now: Int64
+    /// Login issuers marked for custom federation: their keys are looked up when no custom federated issuer key
+    /// matches (the issuer's own key collection only).
+    let loginIssuers: LoginIssuerRegistry?
 
-    public init(store: any IssuerStore, code: ErrorCode, noun: String, skew: Int64, now: Int64) {
+    public init(store: any IssuerStore, code: ErrorCode, noun: String, skew: Int64, now: Int64, loginIssuers: LoginIssuerRegistry? = nil) {
+        self.loginIssuers = loginIssuers
         self.store = store
         self.code = code
         self.noun = noun
@@ -22,10 +26,18 @@ public struct FederatedAssertion: AssertionProfile {
     }
 
     public func resolveKey(for token: ParsedJWS) async throws -> IssuerKey {
-        guard let issuer = token.lookupClaim("iss"), let keyID = token.keyID,
-            let key = try await store.issuerKey(issuer: issuer, keyID: keyID)
-        else { throw LatchError(code, "no registered issuer key matches the \(noun)'s iss and kid") }
-        return key
+        guard let issuer = token.lookupClaim("iss"), let keyID = token.keyID else {
+            throw LatchError(code, "no registered issuer key matches the \(noun)'s iss and kid")
+        }
+        if let key = try await store.issuerKey(issuer: issuer, keyID: keyID) { return key }
+        if let loginIssuers, let login = try await loginIssuers.issuer(issuer), login.issuer.customFederation,
+            let key = await loginIssuers.key(keyID, of: login)
+        {
+            return IssuerKey(
+                issuer: issuer, keyID: keyID, key: key, audience: login.issuer.audience, allowedClaims: [],
+                maxLifetime: login.issuer.maxTokenLifetime, createdAt: login.issuer.createdAt)
+        }
+        throw LatchError(code, "no registered issuer key matches the \(noun)'s iss and kid")
     }
 
     public func publicKey(of key: IssuerKey) -> PublicKey { key.key }

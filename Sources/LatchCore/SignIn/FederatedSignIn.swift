@@ -7,8 +7,13 @@ public struct FederatedSignIn: AssertionSignIn {
     let store: any UserStore & IssuerStore
     let verifier: AssertionVerifier
     let settings: AssertionSettings
+    /// Login issuers marked for custom federation sign sign-in JWTs too.
+    var loginIssuers: LoginIssuerRegistry?
 
-    public init(store: any UserStore & IssuerStore, verifier: AssertionVerifier, settings: AssertionSettings) {
+    public init(
+        store: any UserStore & IssuerStore, verifier: AssertionVerifier, settings: AssertionSettings, loginIssuers: LoginIssuerRegistry? = nil
+    ) {
+        self.loginIssuers = loginIssuers
         self.store = store
         self.verifier = verifier
         self.settings = settings
@@ -20,7 +25,8 @@ public struct FederatedSignIn: AssertionSignIn {
     public func verify(_ assertion: ParsedJWS, now: Int64) async throws -> VerifiedSignIn {
         let verified = try await verifier.verify(
             assertion,
-            as: FederatedAssertion(store: store, code: .invalidGrant, noun: "assertion", skew: settings.clockSkew, now: now))
+            as: FederatedAssertion(
+                store: store, code: .invalidGrant, noun: "assertion", skew: settings.clockSkew, now: now, loginIssuers: loginIssuers))
         let claims = verified.claims
         guard let user = try await store.federatedUser(issuer: claims.issuer, subject: claims.subject) else {
             throw LatchError.invalidGrant("this user is not registered")

@@ -9,7 +9,11 @@ public struct FederatedJWTProof: RegistrationProof {
     let verifier: AssertionVerifier
     let assertions: AssertionSettings
 
-    public init(store: any IssuerStore, verifier: AssertionVerifier, assertions: AssertionSettings) {
+    /// Login issuers marked for custom federation sign registration JWTs too.
+    var loginIssuers: LoginIssuerRegistry?
+
+    public init(store: any IssuerStore, verifier: AssertionVerifier, assertions: AssertionSettings, loginIssuers: LoginIssuerRegistry? = nil) {
+        self.loginIssuers = loginIssuers
         self.store = store
         self.verifier = verifier
         self.assertions = assertions
@@ -22,7 +26,8 @@ public struct FederatedJWTProof: RegistrationProof {
     public func verify(_ request: RegistrationRequest, now: Int64) async throws -> VerifiedRegistration {
         let verified = try await verifier.verify(
             request.answer,
-            as: FederatedAssertion(store: store, code: .invalidProof, noun: "answer", skew: assertions.clockSkew, now: now))
+            as: FederatedAssertion(
+                store: store, code: .invalidProof, noun: "answer", skew: assertions.clockSkew, now: now, loginIssuers: loginIssuers))
         let claims = verified.claims
         if let problem = Usernames.federatedProblem(claims.subject) {
             throw LatchError.invalidProof("sub cannot name a user: it \(problem)")
