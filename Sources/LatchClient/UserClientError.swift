@@ -32,6 +32,9 @@ public enum UserClientError: Error, Sendable, CustomStringConvertible {
     case pinAttemptFailed(FidoPinStatus)
     /// A new PIN does not meet the server's PIN policy; ask the user for another (recoverable).
     case pinRefused(PinEnroller.Refusal)
+    /// An issuer login (or adding issuer tokens) was refused because of one token: `tokenIndex` is its 0-based
+    /// position in the tokens given (also ``tokenIndex``), `message` the server's explanation.
+    case issuerTokenRejected(tokenIndex: Int, message: String?)
     /// Any other error the server reported, with its stable code.
     case server(code: String, message: String?)
 
@@ -51,6 +54,7 @@ public enum UserClientError: Error, Sendable, CustomStringConvertible {
                 ? "PIN authenticator locked out"
                 : "wrong PIN: \(status.remainingTries) tries remain" + (status.coolDown > 0 ? ", wait \(status.coolDown) s" : "")
         case .pinRefused(let refusal): "PIN refused: \(refusal)"
+        case .issuerTokenRejected(let index, let message): "issuer token \(index) refused" + (message.map { ": \($0)" } ?? "")
         case .server(let code, let message): "server error \(code)" + (message.map { ": \($0)" } ?? "")
         }
     }
@@ -94,6 +98,7 @@ extension UserClientError: Equatable {
         case (.insufficientAuthentication(let a), .insufficientAuthentication(let b)): a == b
         case (.pinAttemptFailed(let a), .pinAttemptFailed(let b)): a.state == b.state
         case (.pinRefused(let a), .pinRefused(let b)): a == b
+        case (.issuerTokenRejected(let a, _), .issuerTokenRejected(let b, _)): a == b
         case (.server(let a, _), .server(let b, _)): a == b
         default: false
         }

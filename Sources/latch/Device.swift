@@ -8,14 +8,16 @@ import LatchModel
 /// `latch device`: a simulated device built on the SDK, for demos, scripts and tests.
 ///
 /// Exit codes, stable for scripts: 0 done; 1 the server refused (other errors); 2 usage; 3 server unreachable;
-/// 4 not registered; 5 not signed in (or the session ended); 6 not authorized; 7 a more recent sign-in is needed;
+/// 4 not registered; 5 not signed in (or the session ended); 6 not authorized (or an issuer token refused); 7 a more
+/// recent sign-in (or issuer login) is needed;
 /// 8 already registered; 9 a wrong PIN, or a PIN authenticator cooling down or locked out.
 struct Device: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A simulated device using the Swift SDK: register, sign in, refresh, sign out, de-register.",
         subcommands: [
             Register.self, SignIn.self, Refresh.self, WhoAmI.self, Status.self, SignOut.self, GlobalSignOut.self,
-            Deregister.self, Reset.self, Fido.self, OutOfBand.self, Link.self,
+            Deregister.self, Reset.self, Fido.self, OutOfBand.self, Link.self, Login.self, Logout.self, LogoutAll.self,
+            LoginStatusCommand.self,
         ])
 
     /// Where the device keeps its state and which server it talks to; accepted after every subcommand.
@@ -97,7 +99,7 @@ struct Device: AsyncParsableCommand {
         case .network, .serviceUnavailable: 3
         case .notRegistered: 4
         case .notSignedIn: 5
-        case .notAuthorized: 6
+        case .notAuthorized, .issuerTokenRejected: 6
         case .insufficientAuthentication: 7
         case .alreadyRegistered: 8
         case .invalidConfiguration, .invalidInput, .pinRefused: 2
