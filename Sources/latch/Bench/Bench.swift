@@ -20,7 +20,7 @@ struct Bench: ParsableCommand {
     static let allScenarios = [
         "jwks", "discovery", "fsso-es256", "fsso-rs256", "key-sign-in", "refresh", "userinfo", "refresh@1000", "app-attest-register",
         "app-attest-sign-in", "android-key-register", "play-integrity-register", "webauthn-register", "webauthn-sign-in",
-        "oob-enroll", "oob-status",
+        "oob-enroll", "oob-status", "issuer-login-1", "issuer-login-3",
     ]
 
     @Option(help: "Seconds per scenario (1–30).") var duration: Double = 10
@@ -82,6 +82,11 @@ struct Bench: ParsableCommand {
             print(String(
                 format: "QR codes, one thread: %.0f PNGs/s; all %d cores: %.0f PNGs/s (a %d-byte link's version %d symbol, %d-byte PNG; target ≥ 2,000/s)",
                 qr.rate, cores, qr.allCores, qr.linkBytes, qr.version, qr.pngBytes))
+        }
+        let issuerLogin = try BenchIssuerLogin(adminToken: adminToken)
+        fixture.issuerLogin = issuerLogin
+        if selected.contains(where: BenchIssuerLogin.scenarios.contains) {
+            try issuerLogin.prepare(port: port, connections: connections, scenarios: selected, duration: duration, maxTokens: maxAssertions)
         }
         var results: [(ScenarioResult, ceiling: Double?, target: String)] = []
         print("")
@@ -158,6 +163,9 @@ struct CryptoCeiling: Encodable {
         case "app-attest-register", "android-key-register": verify
         case "app-attest-sign-in", "webauthn-sign-in": verify + 2 * sign
         case "webauthn-register": verify
+        // Each issuer token's signature, then the ID and access tokens.
+        case "issuer-login-1": verify + 2 * sign
+        case "issuer-login-3": 3 * verify + 2 * sign
         default: nil
         }
         return cost.map { Double(cores) / $0 }
@@ -170,7 +178,7 @@ enum Report {
         "jwks": "≥ 60,000/s", "discovery": "≥ 60,000/s", "fsso-es256": "≥ 8,000/s", "key-sign-in": "≥ 4,000/s",
         "refresh": "≥ 10,000/s", "refresh@1000": "p99 ≤ 5 ms", "app-attest-register": "≥ 500/s", "app-attest-sign-in": "≥ 4,000/s",
         "android-key-register": "≥ 500/s", "play-integrity-register": "≥ 500/s", "webauthn-register": "≥ 2,000/s",
-        "webauthn-sign-in": "≥ 4,000/s", "oob-status": "≥ 10,000/s",
+        "webauthn-sign-in": "≥ 4,000/s", "oob-status": "≥ 10,000/s", "issuer-login-1": "≥ 6,000/s", "issuer-login-3": "≥ 3,000/s",
     ]
 
     static let header = "scenario          rate/s   p50 ms   p90 ms   p99 ms   errors   server CPU   peak RSS   crypto ceiling   of ceiling   target"

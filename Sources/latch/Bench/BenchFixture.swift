@@ -22,6 +22,8 @@ final class BenchFixture: @unchecked Sendable {
     var fido: BenchFido?
     /// The out-of-band scenarios' users (set after preparation).
     var oob: BenchOutOfBand?
+    /// The issuer-login scenarios' tokens.
+    var issuerLogin: BenchIssuerLogin?
 
     init(port: Int) { self.port = port }
 
@@ -173,6 +175,9 @@ final class BenchFixture: @unchecked Sendable {
         default:
             if let fido, BenchFido.scenarios.contains(name) {
                 return fido.run(name, port: port, duration: duration, connections: connections, server: server)
+            }
+            if let issuerLogin, BenchIssuerLogin.scenarios.contains(name) {
+                return issuerLogin.run(name, port: port, duration: duration, connections: connections, server: server)
             }
             if let oob, BenchOutOfBand.scenarios.contains(name) {
                 return oob.run(name, port: port, duration: duration, connections: connections, server: server)
