@@ -176,6 +176,22 @@ struct LiveServerTests {
         _ = try await server.terminate()
     }
 
+    @Test("The issuer-login walkthrough: openssl-minted tokens of two issuers log in one session, introspection, add, logout-all")
+    func issuerLoginWalkthrough() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try LatchServer(dataDirectory: directory.path + "/data", port: try freePort(), environment: ["LATCH_ADMIN_TOKEN": Self.adminToken])
+        try await server.waitUntilListening()
+        let (status, output) = try await run(
+            "/bin/bash", [packageRoot.appendingPathComponent("scripts/issuer-login-walkthrough.sh").path],
+            environment: ["LATCH_SERVER": server.base, "LATCH_ADMIN_TOKEN": Self.adminToken, "WORK": directory.path])
+        #expect(status == 0, "issuer-login walkthrough failed:\n\(output)\nserver log:\n\(server.log)")
+        #expect(output.contains("\"consumers\""), "the ID token's consumers claim was not shown:\n\(output)")
+        #expect(output.contains("after logout-all, /v1/me with access_token answers 401"))
+        #expect(output.split(separator: "\n").last == "issuer-login walkthrough done", "\(output)")
+        _ = try await server.terminate()
+    }
+
     @Test("The README's attestation walkthrough: simulated App Attest, Android key and Play Integrity devices register and sign in")
     func attestationWalkthrough() async throws {
         let directory = TemporaryDirectory()
