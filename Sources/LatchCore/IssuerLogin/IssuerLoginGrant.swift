@@ -162,7 +162,7 @@ public struct IssuerLoginGrant: TokenGrant {
             logger.debug("issuer login", metadata: ["user": "\(user.id)", "sid": "\(session.id)", "pairs": "\(pairs.count)"])
             return try minter.response(
                 user: user, session: session, refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now,
-                consumers: pairs)
+                consumers: pairs.sorted())
         }
         throw LatchError(.temporarilyUnavailable, "the login raced a change of its principal; try again")
     }

@@ -41,6 +41,8 @@ public struct LoginIssuerKeyForm: Codable, Sendable, Hashable {
 ///   make Latch hammer the issuer. A failed fetch keeps the keys it had.
 public final class LoginIssuerRegistry: Sendable {
     struct JWKSEntry {
+        /// The URL the keys came from: a re-added issuer with another URL starts afresh.
+        var url: String?
         var keys: [String: PublicKey] = [:]
         var fetchedAt: Int64?
         var attemptedAt: Int64?
@@ -86,7 +88,7 @@ public final class LoginIssuerRegistry: Sendable {
             state.issuers = resolved
             state.loadedAt = now
             // Keys of a deleted issuer, or of one whose URL changed, are forgotten.
-            state.jwks = state.jwks.filter { resolved[$0.key]?.issuer.jwksURL != nil }
+            state.jwks = state.jwks.filter { entry in entry.value.url != nil && resolved[entry.key]?.issuer.jwksURL == entry.value.url }
         }
     }
 
@@ -107,20 +109,23 @@ public final class LoginIssuerRegistry: Sendable {
         guard let url = issuer.issuer.jwksURL else { return issuer.keys[kid] }
         let now = clock.seconds()
         let cached: (key: PublicKey?, fresh: Bool, mayFetch: Bool) = state.withLock { state in
-            let entry = state.jwks[issuer.issuer.id] ?? JWKSEntry()
+            var entry = state.jwks[issuer.issuer.id] ?? JWKSEntry()
+            if entry.url != url { entry = JWKSEntry(url: url) }
             let fresh = entry.fetchedAt.map { now - $0 < jwksLifetime } ?? false
             let mayFetch = entry.attemptedAt.map { now - $0 >= jwksRefetchInterval } ?? true
             return (entry.keys[kid], fresh, mayFetch)
         }
         if let key = cached.key, cached.fresh { return key }
         guard cached.mayFetch, let fetcher else { return cached.key }
-        state.withLock { $0.jwks[issuer.issuer.id, default: JWKSEntry()].attemptedAt = now }
+        state.withLock { state in
+            if state.jwks[issuer.issuer.id]?.url != url { state.jwks[issuer.issuer.id] = JWKSEntry(url: url) }
+            state.jwks[issuer.issuer.id]?.attemptedAt = now
+        }
         do {
             let body = try await fetcher.fetchJWKS(url)
             let keys = try Self.parseJWKS(body)
             state.withLock { state in
-                state.jwks[issuer.issuer.id, default: JWKSEntry()].keys = keys
-                state.jwks[issuer.issuer.id, default: JWKSEntry()].fetchedAt = now
+                state.jwks[issuer.issuer.id] = JWKSEntry(url: url, keys: keys, fetchedAt: now, attemptedAt: now)
             }
             logger.info("login issuer JWKS fetched", metadata: ["issuer": "\(issuer.issuer.id)", "keys": "\(keys.count)"])
             return keys[kid]
