@@ -62,7 +62,9 @@ struct IssuerLoginClientTests {
     func loginWithTwoIssuers() async throws {
         try await LiveLatch.run { latch in
             let issuers = try await IssuerFixture(latch)
-            let client = try latch.device()
+            // The client reads the server's (frozen) clock, so the age does not grow with a slow machine.
+            let serverClock = latch.clock
+            let client = try latch.device(clock: { serverClock.now })
             try await client.login(issuerTokens: [try issuers.token("bank-a", "c-1 c-2"), try issuers.token("bank-b", "c-1")])
             #expect(await client.signInStatus == .signedIn)
             #expect(await client.isSignedIn())
