@@ -71,6 +71,7 @@ import Synchronization
 /// | `login.validity` | `3600` | seconds an issuer-login session lasts (60–604800) |
 /// | `login.sensitiveMaxAge` | `300` | how recent an issuer login sensitive operations need, s (1–86400) |
 /// | `login.refreshBeyondValidity` | `false` | let issuer-login sessions refresh past `login.validity` (up to `tokens.refreshLifetime`) |
+/// | `hooks.allowPrivateAddresses` | `false` | let custom-registration hooks be on loopback or private addresses (SSRF guard off) |
 /// | `admin.token` | generated, printed once | the bootstrap admin token (stored hashed) |
 /// | `clients.default` | `default` | client id used when a request names none |
 /// | `log.level` | `info` | `trace` … `critical` |
@@ -106,6 +107,8 @@ public struct LatchConfiguration: Sendable {
     public var sensitiveMaxAge: Int64 = 300
     /// Issuer logins (`login.*`).
     public var issuerLogin = IssuerLoginSettings()
+    /// Custom-registration hooks may be on loopback and private addresses.
+    public var hooksAllowPrivateAddresses = false
     public var fidoRPID: String?
     public var fidoOrigins: [String] = []
     public var fidoRequireUserVerification = false
@@ -242,6 +245,7 @@ public struct LatchConfiguration: Sendable {
         issuerLogin.validity = try ranged("login.validity", issuerLogin.validity)
         issuerLogin.sensitiveMaxAge = try ranged("login.sensitiveMaxAge", issuerLogin.sensitiveMaxAge)
         issuerLogin.refreshBeyondValidity = reader.bool(forKey: "login.refreshBeyondValidity", default: false)
+        hooksAllowPrivateAddresses = reader.bool(forKey: "hooks.allowPrivateAddresses", default: false)
         issuerLogin.clockSkew = assertions.clockSkew
         fidoRPID = reader.string(forKey: "fido.rpId").flatMap { $0.isEmpty ? nil : $0 }
         fidoOrigins = (reader.string(forKey: "fido.origins") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -386,7 +390,7 @@ public struct LatchConfiguration: Sendable {
         "attestation.playIntegrityRequireLicensed", "fido.rpId", "fido.origins", "fido.requireUserVerification",
         "fido.requireAttestation", "fido.allowedAaguids", "fido.deniedAaguids", "fido.maxAuthenticatorsPerUser", "oob.tokenLifetime", "fido.signUp", "fido.trustAnchors", "fido.metadataBlob", "fido.metadataRoots", "fido.pin.minLength",
         "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns", "login.validity", "login.sensitiveMaxAge",
-        "login.refreshBeyondValidity",
+        "login.refreshBeyondValidity", "hooks.allowPrivateAddresses",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —
