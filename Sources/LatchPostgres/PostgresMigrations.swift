@@ -187,6 +187,46 @@ enum PostgresMigrations {
                 "CREATE TABLE resource_servers (id TEXT PRIMARY KEY, name TEXT NOT NULL, secret_hash BYTEA NOT NULL, created_at BIGINT NOT NULL)",
             ]
         ),
+        (
+            "0011_custom_registration",
+            [
+                """
+                CREATE TABLE custom_providers (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    flow TEXT NOT NULL,
+                    hook_url TEXT NOT NULL,
+                    sealed_secret BYTEA NOT NULL,
+                    timeout BIGINT NOT NULL,
+                    retries BIGINT NOT NULL,
+                    transaction_lifetime BIGINT NOT NULL,
+                    allowed_claims TEXT NOT NULL,
+                    enabled BOOLEAN NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    updated_at BIGINT NOT NULL
+                )
+                """,
+                // A provider's transactions go with it; none refers to clients (a deleted app's transactions expire).
+                """
+                CREATE TABLE custom_transactions (
+                    id TEXT PRIMARY KEY,
+                    provider_id TEXT NOT NULL REFERENCES custom_providers (id) ON DELETE CASCADE,
+                    client_id TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    init_data TEXT,
+                    attempts BIGINT NOT NULL,
+                    last_status BIGINT,
+                    user_id TEXT,
+                    registration_id TEXT,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    finished_at BIGINT
+                )
+                """,
+                "CREATE INDEX custom_transactions_provider ON custom_transactions (provider_id, state)",
+                "CREATE INDEX custom_transactions_expiry ON custom_transactions (expires_at)",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

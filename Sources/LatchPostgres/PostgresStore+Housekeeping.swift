@@ -9,7 +9,7 @@ extension PostgresTransaction: HousekeepingWrites {
     /// works; the others report 0 at once.
     func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int> {
         let result = WriteResult(0)
-        add(statements: 4) { connection in
+        add(statements: 5) { connection in
             let locked: Bool? = try await connection.run("SELECT pg_try_advisory_xact_lock(\(Self.purgeLockKey))").first(Bool.self)
             guard locked ?? false else { return nil }
             var total = 0
@@ -25,6 +25,13 @@ extension PostgresTransaction: HousekeepingWrites {
             let oobBefore = now - outOfBandRetention
             total += try await connection.run(
                 "DELETE FROM oob_transactions WHERE id IN (SELECT id FROM oob_transactions WHERE expires_at <= \(oobBefore) LIMIT \(limit)) RETURNING 1"
+            ).all(Int.self).count
+            let customBefore = now - customTransactionRetention
+            total += try await connection.run(
+                """
+                DELETE FROM custom_transactions WHERE id IN
+                    (SELECT id FROM custom_transactions WHERE expires_at <= \(customBefore) LIMIT \(limit)) RETURNING 1
+                """
             ).all(Int.self).count
             result.set(total)
             return nil

@@ -277,6 +277,44 @@ enum Migrations {
                     created_at INTEGER NOT NULL
                 ) STRICT, WITHOUT ROWID;
                 """),
+        Migration(
+            name: "0011_custom_registration",
+            sql: """
+                -- Custom identity providers: the operator's HTTP hooks that decide registrations (the hook's secret
+                -- sealed; allowed claims a JSON array of strings; times in seconds).
+                CREATE TABLE custom_providers (
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    flow TEXT NOT NULL,
+                    hook_url TEXT NOT NULL,
+                    sealed_secret BLOB NOT NULL,
+                    timeout INTEGER NOT NULL,
+                    retries INTEGER NOT NULL,
+                    transaction_lifetime INTEGER NOT NULL,
+                    allowed_claims TEXT NOT NULL,
+                    enabled INTEGER NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                ) STRICT, WITHOUT ROWID;
+                -- Custom registrations in progress and their outcomes; they go with their provider. No foreign key to
+                -- clients (sessions have none either): a deleted app's transactions expire and are purged.
+                CREATE TABLE custom_transactions (
+                    id TEXT PRIMARY KEY,
+                    provider_id TEXT NOT NULL REFERENCES custom_providers (id) ON DELETE CASCADE,
+                    client_id TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    init_data TEXT,
+                    attempts INTEGER NOT NULL,
+                    last_status INTEGER,
+                    user_id TEXT,
+                    registration_id TEXT,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    finished_at INTEGER
+                ) STRICT;
+                CREATE INDEX custom_transactions_provider ON custom_transactions (provider_id, state);
+                CREATE INDEX custom_transactions_expiry ON custom_transactions (expires_at);
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

@@ -2,7 +2,7 @@ import LatchCore
 
 extension SQLiteTransaction: HousekeepingWrites {
     /// Deletes, in batches of at most `limit` per table: expired `jti`s (and used sign-in nonces), and sessions past their
-    /// purge time (absolute expiry, or a day after revocation).
+    /// purge time (absolute expiry, or a day after revocation), out-of-band and custom registration transactions a week past their expiry.
     func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int> {
         let result = WriteResult(0)
         apply { db in
@@ -14,6 +14,9 @@ extension SQLiteTransaction: HousekeepingWrites {
             total += try db.run(
                 "DELETE FROM oob_transactions WHERE id IN (SELECT id FROM oob_transactions WHERE expires_at <= ? LIMIT ?)",
                 [.int(now - outOfBandRetention), limit])
+            total += try db.run(
+                "DELETE FROM custom_transactions WHERE id IN (SELECT id FROM custom_transactions WHERE expires_at <= ? LIMIT ?)",
+                [.int(now - customTransactionRetention), limit])
             result.set(total)
             return nil
         }

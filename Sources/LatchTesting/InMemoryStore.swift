@@ -26,6 +26,9 @@ public final class InMemoryStore: LatchStore {
         /// The (issuer, consumer) pairs of each session that holds any; they go with their session.
         var sessionConsumers: [String: Set<ConsumerPair>] = [:]
         var resourceServers: [String: ResourceServer] = [:]
+        var customProviders: [String: CustomProvider] = [:]
+        /// Custom registration transactions; they go with their provider.
+        var customTransactions: [String: CustomTransaction] = [:]
         var signingKeys: [String: SigningKeyRecord] = [:]
         var adminTokens: [String: AdminTokenRecord] = [:]
         var revokedAdminTokens: [Data: Int64] = [:]
@@ -409,6 +412,68 @@ public final class InMemoryStore: LatchStore {
             return result
         }
 
+        func insertCustomProvider(_ provider: CustomProvider, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                guard state.customProviders[provider.id] == nil else { return refusal }
+                state.customProviders[provider.id] = provider
+                return nil
+            }
+        }
+
+        func updateCustomProvider(_ provider: CustomProvider, ifMissing refusal: any Error & Sendable) {
+            apply { state in
+                guard let stored = state.customProviders[provider.id] else { return refusal }
+                var updated = provider
+                updated.createdAt = stored.createdAt
+                state.customProviders[provider.id] = updated
+                return nil
+            }
+        }
+
+        func deleteCustomProvider(id: String) -> WriteResult<Int> {
+            let result = WriteResult(0)
+            apply { state in
+                guard state.customProviders.removeValue(forKey: id) != nil else { return nil }
+                state.customTransactions = state.customTransactions.filter { $0.value.providerID != id }
+                result.set(1)
+                return nil
+            }
+            return result
+        }
+
+        func insertCustomTransaction(_ transaction: CustomTransaction, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                guard state.customProviders[transaction.providerID] != nil, state.customTransactions[transaction.id] == nil else { return refusal }
+                state.customTransactions[transaction.id] = transaction
+                return nil
+            }
+        }
+
+        func recordCustomAttempt(id: String, status: Int64?, at: Int64, ifUnavailable refusal: any Error & Sendable) {
+            apply { state in
+                guard let stored = state.customTransactions[id], stored.state == .open, at < stored.expiresAt else { return refusal }
+                state.customTransactions[id]?.attempts += 1
+                state.customTransactions[id]?.lastStatus = status
+                return nil
+            }
+        }
+
+        func finishCustomTransaction(
+            id: String, state final: CustomTransaction.State, userID: String?, registrationID: String?, status: Int64?, at: Int64,
+            ifUnavailable refusal: any Error & Sendable
+        ) {
+            precondition(final.isFinal, "a custom transaction is finished in a final state")
+            apply { state in
+                guard let stored = state.customTransactions[id], stored.state == .open, at < stored.expiresAt else { return refusal }
+                state.customTransactions[id]?.state = final
+                state.customTransactions[id]?.userID = userID
+                state.customTransactions[id]?.registrationID = registrationID
+                state.customTransactions[id]?.lastStatus = status
+                state.customTransactions[id]?.finishedAt = at
+                return nil
+            }
+        }
+
         func insertIssuerKey(_ key: IssuerKey, ifTaken refusal: any Error & Sendable) {
             apply { state in
                 let id = IssuerKeyID(issuer: key.issuer, keyID: key.keyID)
@@ -541,7 +606,9 @@ public final class InMemoryStore: LatchStore {
                 for id in sessions { state.removeSession(id: id) }
                 let transactions = state.outOfBand.filter { $0.value.expiresAt <= now - outOfBandRetention }.keys.sorted().prefix(limit)
                 for id in transactions { state.outOfBand[id] = nil }
-                result.set(jtis.count + sessions.count + transactions.count)
+                let custom = state.customTransactions.filter { $0.value.expiresAt <= now - customTransactionRetention }.keys.sorted().prefix(limit)
+                for id in custom { state.customTransactions[id] = nil }
+                result.set(jtis.count + sessions.count + transactions.count + custom.count)
                 return nil
             }
             return result
@@ -675,5 +742,28 @@ public final class InMemoryStore: LatchStore {
 
     public func resourceServers() async throws -> [ResourceServer] {
         state.withLock { state in state.resourceServers.values.sorted { $0.id < $1.id } }
+    }
+
+    public func customProvider(id: String) async throws -> CustomProvider? { state.withLock { $0.customProviders[id] } }
+
+    public func customProviders() async throws -> [CustomProvider] {
+        state.withLock { state in state.customProviders.values.sorted { $0.id < $1.id } }
+    }
+
+    public func customTransaction(id: String) async throws -> CustomTransaction? { state.withLock { $0.customTransactions[id] } }
+
+    public func customTransactions(providerID: String, state wanted: CustomTransaction.State?, limit: Int) async throws -> [CustomTransaction] {
+        state.withLock { state in
+            let matching = state.customTransactions.values.filter { $0.providerID == providerID && (wanted == nil || $0.state == wanted) }
+            return Array(matching.sorted { ($0.createdAt, $0.id) > ($1.createdAt, $1.id) }.prefix(limit))
+        }
+    }
+
+    public func customTransactionCounts(providerID: String) async throws -> [CustomTransaction.State: Int] {
+        state.withLock { state in
+            var counts: [CustomTransaction.State: Int] = [:]
+            for transaction in state.customTransactions.values where transaction.providerID == providerID { counts[transaction.state, default: 0] += 1 }
+            return counts
+        }
     }
 }

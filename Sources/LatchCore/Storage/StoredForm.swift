@@ -69,6 +69,18 @@ public enum StoredForm {
         return (parsedOperation, parsedState)
     }
 
+    /// Reads a custom provider's flow column.
+    public static func customFlow(_ text: String) throws -> CustomProvider.Flow {
+        guard let flow = CustomProvider.Flow(rawValue: text) else { throw unreadable("custom_providers.flow", text) }
+        return flow
+    }
+
+    /// Reads a custom registration transaction's state column.
+    public static func customTransactionState(_ text: String) throws -> CustomTransaction.State {
+        guard let state = CustomTransaction.State(rawValue: text) else { throw unreadable("custom_transactions.state", text) }
+        return state
+    }
+
     static func unreadable(_ column: String, _ value: String) -> StoreUnavailableError {
         StoreUnavailableError("a stored \(column) cannot be read by this version of Latch: \(value.prefix(64))")
     }
