@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "LatchServer", targets: ["LatchServer"]),
         .library(name: "LatchApp", targets: ["LatchApp"]),
         .library(name: "LatchClient", targets: ["LatchClient"]),
+        .library(name: "LatchHookKit", targets: ["LatchHookKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -146,6 +147,13 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The hook side of custom registration: the Latch-Signature check, a replay guard and the wire types.
+        // Foundation, swift-crypto and LatchModel (for JSONValue) only.
+        .target(
+            name: "LatchHookKit",
+            dependencies: ["LatchModel", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
         // Test helpers: the in-memory store and the store conformance suite, fixed clock, keys for tests, token minting.
         .target(
             name: "LatchTesting",
@@ -177,6 +185,29 @@ let package = Package(
             name: "AppExample",
             dependencies: ["LatchClient"],
             path: "Examples/AppExample",
+            swiftSettings: swiftSettings
+        ),
+        // Custom-registration hooks that run (Examples/README-hooks.md): a one-step invitation code and a two-step SMS code.
+        .executableTarget(
+            name: "InvitationHook",
+            dependencies: [
+                "LatchHookKit", "LatchModel",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/InvitationHook",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "SMSHook",
+            dependencies: [
+                "LatchHookKit", "LatchModel",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/SMSHook",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -255,6 +286,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchHookKitTests",
+            dependencies: ["LatchHookKit", "LatchModel", "LatchTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
