@@ -17,9 +17,6 @@ import Darwin
 /// The resolution is checked, then async-http-client resolves again to connect: a host whose DNS answer changes in
 /// between (rebinding) is not caught. Deployments that must rule it out put hooks behind an egress proxy or allowlist.
 struct HTTPHookCaller: HookCaller {
-    static let client = HTTPClient(
-        eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
-
     let policy: HookAddressPolicy
     var maximumAnswerBytes = 1024 * 1024
 
@@ -39,7 +36,7 @@ struct HTTPHookCaller: HookCaller {
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(body)
         do {
-            let response = try await Self.client.execute(request, timeout: .seconds(timeoutSeconds))
+            let response = try await HTTPClient.noRedirects.execute(request, timeout: .seconds(timeoutSeconds))
             if (300...399).contains(Int(response.status.code)) { return .failure(.redirect(Int(response.status.code))) }
             let collected: ByteBuffer
             do {

@@ -6,10 +6,6 @@ import NIOHTTP1
 /// Fetches login issuers' JWK Sets over HTTP(S): `GET`, at most `timeoutSeconds`, a body of at most 64 KiB, no redirects
 /// (a 3xx is a failure, like any answer but 200), no cookies.
 struct JWKSHTTPFetcher: JWKSFetcher {
-    /// A client of its own that never follows redirects; it lives as long as the process.
-    static let client = HTTPClient(
-        eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
-
     var timeoutSeconds: Int64 = 5
 
     struct Failure: Error, CustomStringConvertible {
@@ -20,8 +16,15 @@ struct JWKSHTTPFetcher: JWKSFetcher {
         var request = HTTPClientRequest(url: url)
         request.method = .GET
         request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
-        let response = try await Self.client.execute(request, timeout: .seconds(timeoutSeconds))
+        let response = try await HTTPClient.noRedirects.execute(request, timeout: .seconds(timeoutSeconds))
         guard response.status.code == 200 else { throw Failure(description: "the JWKS URL answered HTTP \(response.status.code)") }
         return Array(try await response.body.collect(upTo: 64 * 1024).readableBytesView)
     }
+}
+
+extension HTTPClient {
+    /// The client for calls to URLs an admin configured (login issuers' JWKS, custom-registration hooks): it never
+    /// follows redirects, so a 3xx cannot send Latch elsewhere. One for the process; it lives as long as the process.
+    static let noRedirects = HTTPClient(
+        eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
 }

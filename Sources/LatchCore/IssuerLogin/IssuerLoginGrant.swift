@@ -53,6 +53,12 @@ public struct IssuerLoginGrant: TokenGrant {
     /// The `amr` value of issuer-login sessions.
     public static let method = "issuer"
 
+    /// Seconds an issuer-login session lasts from its latest login: the login's validity, or the refresh family's lifetime
+    /// where the deployment lets issuer logins refresh past it.
+    var sessionLifetime: Int64 {
+        settings.refreshBeyondValidity ? max(settings.validity, tokens.refreshFamilyLifetime) : settings.validity
+    }
+
     public init(
         store: any UnitOfWork & UserStore & SessionStore & IssuerLoginStore, registry: LoginIssuerRegistry, verifier: AssertionVerifier,
         scopes: ScopePolicy, accessTokens: AccessTokenAuthenticator, minter: TokenMinter, refreshTokens: RefreshTokenCodec, tokens: TokenSettings,
@@ -128,7 +134,7 @@ public struct IssuerLoginGrant: TokenGrant {
             throw LatchError.invalidGrant("a login holds at most \(settings.maximumPairs) (issuer, consumer) pairs")
         }
         let principal = pairs[0]
-        let lifetime = settings.refreshBeyondValidity ? max(settings.validity, tokens.refreshFamilyLifetime) : settings.validity
+        let lifetime = sessionLifetime
         // Twice at most: a first login of a pair that races another first login of the same pair finds the user the
         // other created.
         for attempt in 0..<2 {
@@ -179,7 +185,7 @@ public struct IssuerLoginGrant: TokenGrant {
         guard held.count + added.count <= settings.maximumPairs else {
             throw LatchError.invalidGrant("a login holds at most \(settings.maximumPairs) (issuer, consumer) pairs")
         }
-        let lifetime = settings.refreshBeyondValidity ? max(settings.validity, tokens.refreshFamilyLifetime) : settings.validity
+        let lifetime = sessionLifetime
         // A new login: the validity and the sensitive-operation clock restart from now; the refresh family's end
         // never moves earlier.
         let expiresAt = max(caller.session.expiresAt, now.adding(seconds: lifetime))
