@@ -73,7 +73,7 @@ let package = Package(
         .target(
             name: "LatchCore",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchAttestation", "LatchQR",
+                "LatchModel", "LatchJOSE", "LatchAttestation", "LatchQR", "LatchHookKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

@@ -24,7 +24,12 @@ struct JWKSHTTPFetcher: JWKSFetcher {
 
 extension HTTPClient {
     /// The client for calls to URLs an admin configured (login issuers' JWKS, custom-registration hooks): it never
-    /// follows redirects, so a 3xx cannot send Latch elsewhere. One for the process; it lives as long as the process.
-    static let noRedirects = HTTPClient(
-        eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: HTTPClient.Configuration(redirectConfiguration: .disallow))
+    /// follows redirects, so a 3xx cannot send Latch elsewhere, and does not retry a refused connection until the deadline
+    /// (callers have their own retry policy: a hook that is down fails in milliseconds, not after its whole timeout).
+    /// One for the process; it lives as long as the process.
+    static let noRedirects: HTTPClient = {
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
 }

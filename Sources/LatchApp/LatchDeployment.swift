@@ -20,7 +20,7 @@ public struct LatchDeployment: Sendable {
     /// the engines.
     public static func assemble(
         configuration: LatchConfiguration, store: any LatchStore, keyEncryptionKey: [UInt8], clock: LatchClock = .system,
-        random: RandomSource = .system, jwksFetcher: (any JWKSFetcher)? = nil, logger: Logger
+        random: RandomSource = .system, jwksFetcher: (any JWKSFetcher)? = nil, hookCaller: (any HookCaller)? = nil, logger: Logger
     ) async throws -> LatchDeployment {
         let tokens = configuration.tokenSettings
         let assertions = configuration.assertions
@@ -128,6 +128,11 @@ public struct LatchDeployment: Sendable {
         services.clock = clock
         services.fido = fido
         services.issuerLogin = issuerLogin
+        let hookPolicy = HookAddressPolicy(allowPrivateAddresses: configuration.hooksAllowPrivateAddresses)
+        services.customRegistration = CustomRegistrationService(
+            store: store, clients: clients, sealer: sealer, caller: hookCaller ?? HTTPHookCaller(policy: hookPolicy), policy: hookPolicy,
+            transactionKey: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "custom transaction id v1"), clock: clock, random: random,
+            logger: logger)
         var oobSettings = OutOfBandService.Settings(issuer: configuration.issuerURL)
         oobSettings.tokenLifetime = configuration.oobTokenLifetime
         services.oob = OutOfBandService(store: store, fido: fido, settings: oobSettings, clock: clock, random: random, logger: logger)

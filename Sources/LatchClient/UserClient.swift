@@ -45,6 +45,7 @@ public actor UserClient {
     enum Item {
         static let registration = "registration"
         static let pendingRegistration = "pending-registration"
+        static let pendingCustomRegistration = "pending-custom-registration"
         static let tokens = "tokens"
         static let fidoCredentials = "fido-credentials"
     }

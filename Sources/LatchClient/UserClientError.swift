@@ -35,6 +35,13 @@ public enum UserClientError: Error, Sendable, CustomStringConvertible {
     /// An issuer login (or adding issuer tokens) was refused because of one token: `tokenIndex` is its 0-based
     /// position in the tokens given (also ``tokenIndex``), `message` the server's explanation.
     case issuerTokenRejected(tokenIndex: Int, message: String?)
+    /// A custom registration cannot go on: start it again (a new transaction). `status` is the hook's unrecoverable
+    /// status (5000–5999) and `data` what it sent to show the user; both are nil when Latch ended the transaction
+    /// itself (its lifetime ran out, or it was cancelled, failed or completed already).
+    case registrationRestartRequired(status: Int?, data: JSONValue?)
+    /// The ``CustomRegistrationHandler`` answered ``CustomRegistrationAnswer/cancel``: the custom registration was
+    /// stopped (its transaction cancelled on the server).
+    case customRegistrationCancelled
     /// Any other error the server reported, with its stable code.
     case server(code: String, message: String?)
 
@@ -55,6 +62,11 @@ public enum UserClientError: Error, Sendable, CustomStringConvertible {
                 : "wrong PIN: \(status.remainingTries) tries remain" + (status.coolDown > 0 ? ", wait \(status.coolDown) s" : "")
         case .pinRefused(let refusal): "PIN refused: \(refusal)"
         case .issuerTokenRejected(let index, let message): "issuer token \(index) refused" + (message.map { ": \($0)" } ?? "")
+        case .registrationRestartRequired(let status, let data):
+            "the registration must start again"
+                + (status.map { " (hook status \($0))" } ?? " (the transaction ended)")
+                + (data.map { ": " + String(decoding: $0.serialized(), as: UTF8.self) } ?? "")
+        case .customRegistrationCancelled: "custom registration cancelled"
         case .server(let code, let message): "server error \(code)" + (message.map { ": \($0)" } ?? "")
         }
     }
@@ -76,8 +88,26 @@ public enum UserClientError: Error, Sendable, CustomStringConvertible {
         case .invalidRequest, .invalidJSON, .invalidInput, .invalidPublicKey, .requestTooLarge:
             return .invalidInput("\(answer.error.rawValue): \(answer.errorDescription ?? "")")
         case .temporarilyUnavailable: return .serviceUnavailable
+        // Custom registration: the app's or the deployment's setup does not fit…
+        case .customProviderUnknown, .customProviderDisabled, .customFlowMismatch, .customTransactionClientMismatch, .hookAddressRefused:
+            return .invalidConfiguration("\(answer.error.rawValue): \(answer.errorDescription ?? "")")
+        // …the transaction is over (the hook said so, or Latch)…
+        case .customRegistrationRestart:
+            let members = try? JSONDecoder().decode(HookErrorMembers.self, from: body)
+            return .registrationRestartRequired(status: members?.status, data: members?.data)
+        case .customTransactionUnknown, .customTransactionExpired, .customTransactionFinished:
+            return .registrationRestartRequired(status: nil, data: nil)
+        // …or the hook could not answer now; the transaction stays usable.
+        case .hookUnavailable, .hookTimeout: return .serviceUnavailable
         default: return .server(code: answer.error.rawValue, message: answer.errorDescription)
         }
+    }
+
+    /// The hook's members of a `custom_registration_retry` or `custom_registration_restart` answer.
+    struct HookErrorMembers: Decodable {
+        var status: Int?
+        var data: JSONValue?
+        var transactionId: String?
     }
 
     /// `max_age=N` from a `WWW-Authenticate` challenge.
@@ -99,6 +129,8 @@ extension UserClientError: Equatable {
         case (.pinAttemptFailed(let a), .pinAttemptFailed(let b)): a.state == b.state
         case (.pinRefused(let a), .pinRefused(let b)): a == b
         case (.issuerTokenRejected(let a, _), .issuerTokenRejected(let b, _)): a == b
+        case (.registrationRestartRequired(let a, _), .registrationRestartRequired(let b, _)): a == b
+        case (.customRegistrationCancelled, .customRegistrationCancelled): true
         case (.server(let a, _), .server(let b, _)): a == b
         default: false
         }

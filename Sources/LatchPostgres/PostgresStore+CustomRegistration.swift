@@ -119,12 +119,27 @@ extension PostgresTransaction: CustomRegistrationWrites {
             """, orRefuse: refusal)
     }
 
-    func recordCustomAttempt(id: String, status: Int64?, at: Int64, ifUnavailable refusal: any Error & Sendable) {
+    func recordCustomAttempts(
+        id: String, attempts: Int64, status: Int64?, initData: String?, at: Int64, ifUnavailable refusal: any Error & Sendable
+    ) {
         changeOne(
             """
-            UPDATE custom_transactions SET attempts = attempts + 1, last_status = \(status)
+            UPDATE custom_transactions SET attempts = attempts + \(attempts), last_status = \(status), init_data = COALESCE(\(initData), init_data)
             WHERE id = \(id) AND state = 'open' AND expires_at > \(at) RETURNING 1
             """, orRefuse: refusal)
+    }
+
+    func reserveCustomAttempt(id: String, at: Int64, ifUnavailable refusal: any Error & Sendable) -> WriteResult<Int64> {
+        let result = WriteResult<Int64>(0)
+        add { connection in
+            let query: PostgresQuery = """
+                UPDATE custom_transactions SET attempts = attempts + 1 WHERE id = \(id) AND state = 'open' AND expires_at > \(at) RETURNING attempts
+                """
+            guard let attempts = try await connection.run(query).first(Int64.self) else { return refusal }
+            result.set(attempts)
+            return nil
+        }
+        return result
     }
 
     func finishCustomTransaction(

@@ -115,10 +115,29 @@ extension SQLiteTransaction: CustomRegistrationWrites {
             ], orRefuse: refusal)
     }
 
-    func recordCustomAttempt(id: String, status: Int64?, at: Int64, ifUnavailable refusal: any Error & Sendable) {
+    func recordCustomAttempts(
+        id: String, attempts: Int64, status: Int64?, initData: String?, at: Int64, ifUnavailable refusal: any Error & Sendable
+    ) {
         changeOne(
-            "UPDATE custom_transactions SET attempts = attempts + 1, last_status = ? WHERE id = ? AND state = 'open' AND expires_at > ?",
-            [status.sql, .text(id), .int(at)], orRefuse: refusal)
+            """
+            UPDATE custom_transactions SET attempts = attempts + ?, last_status = ?, init_data = COALESCE(?, init_data)
+            WHERE id = ? AND state = 'open' AND expires_at > ?
+            """,
+            [.int(attempts), status.sql, initData.sql, .text(id), .int(at)], orRefuse: refusal)
+    }
+
+    func reserveCustomAttempt(id: String, at: Int64, ifUnavailable refusal: any Error & Sendable) -> WriteResult<Int64> {
+        let result = WriteResult<Int64>(0)
+        apply { db in
+            guard
+                let row = try db.row(
+                    "UPDATE custom_transactions SET attempts = attempts + 1 WHERE id = ? AND state = 'open' AND expires_at > ? RETURNING attempts",
+                    [.text(id), .int(at)])
+            else { return refusal }
+            result.set(row.int(0))
+            return nil
+        }
+        return result
     }
 
     func finishCustomTransaction(

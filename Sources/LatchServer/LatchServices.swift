@@ -53,6 +53,8 @@ public struct LatchServices: Sendable {
     public var oob: OutOfBandService?
     /// Issuer logins (login issuers, login status, logout, introspection); nil where a deployment serves none.
     public var issuerLogin: IssuerLoginService?
+    /// Custom registration through operators' hooks; nil where a deployment serves none.
+    public var customRegistration: CustomRegistrationService?
     /// The time rate limits count in (the deployment's clock).
     public var clock: LatchClock = .system
 

@@ -16,7 +16,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
         DiscoveryController(
             keys: services.keys, issuer: services.settings.issuer, algorithm: services.settings.signingAlgorithm,
             scopes: services.settings.scopes, grantTypes: services.tokens.grantTypes, proofTypes: services.registration.proofTypes,
-            introspection: services.issuerLogin != nil
+            introspection: services.issuerLogin != nil, customRegistration: services.customRegistration != nil
         ).endpoints)
     let oauth = OAuthController(tokens: services.tokens, revocation: services.revocation, sessions: services.sessions, clients: services.clients)
     // The unauthenticated endpoints that write (sign-in, registration, challenge) are rate-limited per address.
@@ -48,6 +48,9 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
         router.addRoutes(controller.introspection)
         controller.addSession(to: me)
     }
+    if let custom = services.customRegistration {
+        router.group("v1/custom-registrations").add(middleware: limited).addRoutes(CustomRegistrationController(service: custom).publicEndpoints)
+    }
     let admin = router.group("admin/v1")
         .add(
             middleware: AdminAuthenticatorMiddleware(
@@ -59,6 +62,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
     if let issuerLogin = services.issuerLogin {
         IssuerLoginController(service: issuerLogin, sessions: services.sessions).addAdmin(to: admin)
     }
+    if let custom = services.customRegistration { CustomRegistrationController(service: custom).addAdmin(to: admin) }
     methods.record(router.routes)
     return router
 }

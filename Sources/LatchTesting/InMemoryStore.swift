@@ -449,13 +449,27 @@ public final class InMemoryStore: LatchStore {
             }
         }
 
-        func recordCustomAttempt(id: String, status: Int64?, at: Int64, ifUnavailable refusal: any Error & Sendable) {
+        func recordCustomAttempts(
+            id: String, attempts: Int64, status: Int64?, initData: String?, at: Int64, ifUnavailable refusal: any Error & Sendable
+        ) {
+            apply { state in
+                guard let stored = state.customTransactions[id], stored.state == .open, at < stored.expiresAt else { return refusal }
+                state.customTransactions[id]?.attempts += attempts
+                state.customTransactions[id]?.lastStatus = status
+                if let initData { state.customTransactions[id]?.initData = initData }
+                return nil
+            }
+        }
+
+        func reserveCustomAttempt(id: String, at: Int64, ifUnavailable refusal: any Error & Sendable) -> WriteResult<Int64> {
+            let result = WriteResult<Int64>(0)
             apply { state in
                 guard let stored = state.customTransactions[id], stored.state == .open, at < stored.expiresAt else { return refusal }
                 state.customTransactions[id]?.attempts += 1
-                state.customTransactions[id]?.lastStatus = status
+                result.set(stored.attempts + 1)
                 return nil
             }
+            return result
         }
 
         func finishCustomTransaction(

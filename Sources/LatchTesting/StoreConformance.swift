@@ -2,6 +2,7 @@ import Foundation
 import LatchCore
 import LatchJOSE
 import LatchModel
+import Synchronization
 import Testing
 
 /// The behaviour every store backend must show, checked through the store protocols only. Each backend's test
@@ -958,6 +959,17 @@ public enum StoreConformance {
             counted.attempts = 4
             counted.lastStatus = 4002
             #expect(try await replica.customTransaction(id: "ct-1") == counted)
+            // Several calls at once (retries within one request); a successful init keeps the hook's data, a later
+            // attempt without data leaves it.
+            try await replica.write {
+                $0.recordCustomAttempts(id: "ct-1", attempts: 3, status: 2000, initData: #"{"sent":true}"#, at: 650, ifUnavailable: Refusal.used)
+            }
+            try await store.write {
+                $0.recordCustomAttempts(id: "ct-1", attempts: 1, status: 4002, initData: nil, at: 660, ifUnavailable: Refusal.used)
+            }
+            counted.attempts = 8
+            counted.initData = #"{"sent":true}"#
+            #expect(try await store.customTransaction(id: "ct-1") == counted)
             // Refused at its expiry, for an unknown or a finished one — and the unit's earlier writes with it.
             await #expect(throws: Refusal.used) {
                 try await store.write { $0.recordCustomAttempt(id: "ct-1", status: 4003, at: 700, ifUnavailable: Refusal.used) }
@@ -982,6 +994,23 @@ public enum StoreConformance {
             }
             #expect(recorded == 20)
             #expect(try await store.customTransaction(id: "ct-bare")?.attempts == 20)
+            // Attempt numbers reserved at once on two replicas are all different: 21…40.
+            final class Numbers: Sendable { let taken = Mutex<[Int64]>([]) }
+            let numbers = Numbers()
+            _ = await (0..<20).asyncConcurrentCount { index in
+                guard let number = try? await pick(index, store, replica).write({
+                    $0.reserveCustomAttempt(id: "ct-bare", at: 400, ifUnavailable: Refusal.used)
+                }).value else { return false }
+                numbers.taken.withLock { $0.append(number) }
+                return true
+            }
+            #expect(numbers.taken.withLock { $0.sorted() } == Array(21...40))
+            // Refused on a finished, expired or unknown transaction.
+            for (id, at) in [("ct-done", Int64(55)), ("ct-bare", Int64(100_000)), ("nope", Int64(1))] {
+                await #expect(throws: Refusal.used) {
+                    try await store.write { $0.reserveCustomAttempt(id: id, at: at, ifUnavailable: Refusal.used) }
+                }
+            }
         },
         Check(name: "finishing a custom transaction: one compare-and-set from open and unexpired; completed once; a cancelled or failed one is never completed; refusals write nothing") { store, replica in
             try await store.write { $0.insertCustomProvider(customProvider("sms"), ifTaken: Refusal.taken) }

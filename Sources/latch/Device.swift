@@ -10,14 +10,15 @@ import LatchModel
 /// Exit codes, stable for scripts: 0 done; 1 the server refused (other errors); 2 usage; 3 server unreachable;
 /// 4 not registered; 5 not signed in (or the session ended); 6 not authorized (or an issuer token refused); 7 a more
 /// recent sign-in (or issuer login) is needed;
-/// 8 already registered; 9 a wrong PIN, or a PIN authenticator cooling down or locked out.
+/// 8 already registered; 9 a wrong PIN, or a PIN authenticator cooling down or locked out; 10 a custom registration must
+/// start again (the hook answered 5000–5999, or the transaction ended); 11 a custom registration was cancelled.
 struct Device: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A simulated device using the Swift SDK: register, sign in, refresh, sign out, de-register.",
         subcommands: [
             Register.self, SignIn.self, Refresh.self, WhoAmI.self, Status.self, SignOut.self, GlobalSignOut.self,
             Deregister.self, Reset.self, Fido.self, OutOfBand.self, Link.self, Login.self, Logout.self, LogoutAll.self,
-            LoginStatusCommand.self,
+            LoginStatusCommand.self, CustomProviders.self,
         ])
 
     /// Where the device keeps its state and which server it talks to; accepted after every subcommand.
@@ -104,13 +105,28 @@ struct Device: AsyncParsableCommand {
         case .alreadyRegistered: 8
         case .invalidConfiguration, .invalidInput, .pinRefused: 2
         case .pinAttemptFailed: 9
+        case .registrationRestartRequired: 10
+        case .customRegistrationCancelled: 11
         case .server: 1
         }
     }
 
     struct Register: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Register a user: with a test registration key (makes a device key), as a custom federated user, or with simulated attestation.")
+            abstract: """
+                Register a user: with a test registration key (makes a device key), as a custom federated user, with simulated \
+                attestation, or with a custom identity provider (makes a device key).
+                """,
+            discussion: """
+                --custom ID runs a custom registration: the provider's hook (called by Latch) decides. Each hook call (init for a \
+                two-step provider, then complete, then each repeat after the hook answered 4000-4999) takes the next --data; \
+                without --data each is read as a line from standard input (prompted for on a terminal, where Ctrl-D cancels). \
+                A value that starts with `{` is sent as the JSON object it is; an empty value sends no data; anything else is \
+                sent as {"code": "<value>"}. The server's data and the hook's retry answers are shown on stderr. When --data \
+                values or piped lines run out, the transaction is cancelled and the exit code is 2. Exit 10: the registration must \
+                start again (the hook answered 5000-5999, or the transaction expired); exit 11: cancelled. \
+                `latch device custom-providers` lists the providers.
+                """)
         @OptionGroup var options: Options
         @Option(help: "Simulated device attestation: app-attest, android-key or play-integrity (needs --test-root).") var attest: String?
         @Option(help: "Folder of `latch admin attestation test-root create` (root.pem, root.key, play-integrity.json).") var testRoot: String?
@@ -126,8 +142,26 @@ struct Device: AsyncParsableCommand {
         @Option(help: "The issuer's name (iss).") var issuer: String?
         @Option(help: "The issuer key's id (kid).") var kid: String?
         @Option(help: "The federated username (sub).") var username: String?
+        @Option(help: "A custom identity provider's id: register with it (see above).") var custom: String?
+        @Option(
+            name: .customLong("data"),
+            help: "With --custom: the data of the next hook call (a JSON object, or a value for \"code\"); repeatable, used in order.")
+        var customData: [String] = []
 
         func validate() throws {
+            if let custom {
+                guard attest == nil, testKey == nil, fssoKey == nil else { throw ValidationError("--custom goes without --attest, --test-key and --fsso-key") }
+                guard !custom.isEmpty else { throw ValidationError("--custom needs the provider's id") }
+                for value in customData {
+                    do {
+                        _ = try Device.customData(value)
+                    } catch {
+                        throw ValidationError("--data: \(error)")
+                    }
+                }
+                return
+            }
+            guard customData.isEmpty else { throw ValidationError("--data goes with --custom") }
             if let attest {
                 guard testKey == nil, fssoKey == nil else { throw ValidationError("--attest goes without --test-key and --fsso-key") }
                 guard testRoot != nil else { throw ValidationError("--attest needs --test-root") }
@@ -164,7 +198,12 @@ struct Device: AsyncParsableCommand {
                 let store = try FileKeyStore(root: URL(fileURLWithPath: options.stateDir), namespace: configuration.namespace)
                 let client = try UserClient(configuration: configuration, keyStore: store, deviceKeyAlgorithm: rsa ? .RS256 : .ES256)
                 let registered: String
-                if let attest, let testRoot {
+                var userID: String?
+                if let custom {
+                    let result = try await Self.registerCustom(client, provider: custom, data: customData)
+                    registered = result.username
+                    userID = result.userId
+                } else if let attest, let testRoot {
                     let authority = try SimulatedAttestation.authority(testRoot)
                     let digest = signingCertificate.flatMap { Hex.decode($0.replacingOccurrences(of: ":", with: "")) } ?? []
                     let saved = SimulatedAttestation.Saved(kind: attest, testRoot: URL(fileURLWithPath: testRoot).path, appId: appId, environment: environment)
@@ -190,7 +229,7 @@ struct Device: AsyncParsableCommand {
                 } else {
                     throw ValidationError("give either --test-key or --fsso-key")
                 }
-                print("registered \(registered)")
+                print("registered \(registered)" + (userID.map { " (user id \($0))" } ?? ""))
             }
         }
     }

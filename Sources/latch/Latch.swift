@@ -10,7 +10,9 @@ struct Latch: AsyncParsableCommand {
         discussion: """
             Exit codes, the same for every subcommand: 0 done; 1 the server answered an error, or another failure;
             2 usage or configuration (a bad flag, value, or file); 3 the server or database cannot be reached;
-            4 not registered; 5 not signed in; 6 not authorized; 7 needs a more recent sign-in; 8 already registered.
+            4 not registered; 5 not signed in; 6 not authorized; 7 needs a more recent sign-in; 8 already registered;
+            9 a wrong PIN (or a PIN authenticator cooling down or locked out); 10 a custom registration must start again;
+            11 a custom registration was cancelled.
             """,
         subcommands: [Serve.self, Admin.self, Device.self, Keys.self, Bench.self, AttestationCommand.self, WebAuthnCommand.self])
 

@@ -23,8 +23,11 @@ struct LiveLatch: Sendable {
     let testKeyPEM: String
 
     /// Starts a deployment, registers issuer `acme` (kid `k1`, keeping `custom:tier`) and a test key
-    /// `register_key`, and runs `body` against it.
-    static func run(_ body: @Sendable (LiveLatch) async throws -> Void) async throws {
+    /// `register_key`, and runs `body` against it. `configure` adjusts the configuration first (e.g.
+    /// `hooksAllowPrivateAddresses` for custom-registration hooks on loopback).
+    static func run(
+        configure: (inout LatchConfiguration) -> Void = { _ in }, _ body: @Sendable (LiveLatch) async throws -> Void
+    ) async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         // The issuer is the real URL: the SDK follows the discovery document's jwks_uri.
@@ -33,6 +36,7 @@ struct LiveLatch: Sendable {
         configuration.issuer = "http://127.0.0.1:\(port)"
         configuration.adminToken = Redacted(adminToken)
         configuration.dataDirectory = directory.path
+        configure(&configuration)
         let store = try SQLiteStore(directory: directory.path)
         defer { store.close() }
         let clock = TestClock(start: Date())

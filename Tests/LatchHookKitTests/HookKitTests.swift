@@ -279,67 +279,12 @@ struct HookWireTests {
 
 // MARK: - The example hooks as real processes
 
-/// The package root, from this file's path.
-private let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+/// An example hook as a child process, with the signing side of Latch.
+private typealias HookProcess = ExampleHookProcess
 
-private struct HookProcessFailure: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// An example hook running as a child process on loopback.
-private final class HookProcess: Sendable {
-    let process: ChildProcess
-    let output: String
-    let port: Int
-    let secret: String
-
-    init(_ name: String, secret: String, environment: [String: String], output: String) async throws {
-        var candidates: [URL] = []
-        if let bundle = Bundle.main.executableURL?.deletingLastPathComponent() { candidates.append(bundle.appendingPathComponent(name)) }
-        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name))
-        candidates.append(packageRoot.appendingPathComponent(".build/debug/\(name)"))
-        guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw HookProcessFailure(description: "the \(name) executable was not found; run `swift build --build-tests` first")
-        }
-        var environment = environment.merging(["HOOK_SECRET": secret, "HOOK_PORT": "0", "HOOK_HOST": "127.0.0.1"]) { _, new in new }
-        environment["PATH"] = ProcessInfo.processInfo.environment["PATH"]
-        self.secret = secret
-        self.output = output
-        // Killed by its deinit when this throws.
-        let child = try ChildProcess(executable: executable.path, arguments: [], environment: environment, outputPath: output)
-        // The first line is `listening on <port>`.
-        let deadline = Date().addingTimeInterval(30)
-        var port: Int?
-        while Date() < deadline, port == nil {
-            let log = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            if let newline = log.firstIndex(of: "\n") {
-                let first = log[..<newline]
-                guard first.hasPrefix("listening on "), let number = Int(first.dropFirst("listening on ".count)), number > 0 else {
-                    throw HookProcessFailure(description: "\(name)'s first line is not `listening on <port>`: \(log.prefix(2000))")
-                }
-                port = number
-            } else {
-                guard child.isRunning else { throw HookProcessFailure(description: "\(name) exited: \(log.prefix(2000))") }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-        guard let port else {
-            throw HookProcessFailure(description: "\(name) did not start within 30 s")
-        }
-        self.port = port
-        process = child
-    }
-
-    /// SIGTERM, then (bounded) SIGKILL: the exit status.
-    func stop() async -> Int32? {
-        process.signal(SIGTERM)
-        if let status = await process.waitForExit(timeout: 15) { return status }
-        process.signal(SIGKILL)
-        return await process.waitForExit(timeout: 5)
-    }
-
+extension ExampleHookProcess {
     /// A signed request as Latch makes it: the body, its Latch-Signature and Idempotency-Key.
-    func signed(_ request: HookRequest, attempt: Int = 1, secret: String? = nil, at time: Date = Date()) throws -> (body: Data, headers: [String: String]) {
+    fileprivate func signed(_ request: HookRequest, attempt: Int = 1, secret: String? = nil, at time: Date = Date()) throws -> (body: Data, headers: [String: String]) {
         let body = try JSONEncoder().encode(request)
         let signature = HookSignature.header(secret: secret ?? self.secret, timestamp: Int64(time.timeIntervalSince1970), body: body)
         return (body, [
@@ -349,7 +294,7 @@ private final class HookProcess: Sendable {
     }
 
     /// POSTs bytes to the hook: the HTTP status and the JSON answer.
-    func post(_ body: Data, headers: [String: String]) async throws -> (Int, JSONValue) {
+    fileprivate func post(_ body: Data, headers: [String: String]) async throws -> (Int, JSONValue) {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/")!)
         request.httpMethod = "POST"
         request.timeoutInterval = 15
@@ -360,14 +305,14 @@ private final class HookProcess: Sendable {
     }
 
     /// A signed step: the HTTP status and the hook's answer.
-    func send(_ request: HookRequest, attempt: Int = 1) async throws -> (Int, HookResponse?) {
+    fileprivate func send(_ request: HookRequest, attempt: Int = 1) async throws -> (Int, HookResponse?) {
         let (body, headers) = try signed(request, attempt: attempt)
         let (status, answer) = try await post(body, headers: headers)
         return (status, try? JSONDecoder().decode(HookResponse.self, from: Data(answer.serialized())))
     }
 
     /// Unsigned, wrongly signed, stale and replayed requests are each refused with 401 and a JSON error.
-    func expectRefusals(_ request: HookRequest) async throws {
+    fileprivate func expectRefusals(_ request: HookRequest) async throws {
         var (body, headers) = try signed(request, attempt: 7)
         headers["Latch-Signature"] = nil
         var (status, answer) = try await post(body, headers: headers)

@@ -21,7 +21,9 @@ struct Deployment {
     let clock: TestClock
     let directory: TemporaryDirectory
 
-    static func make(_ configure: (inout LatchConfiguration) -> Void = { _ in }) async throws -> Deployment {
+    /// `clockStart` (default: a fixed instant in 2026) is where the deployment's frozen clock starts; tests that call
+    /// real peers checking time (hooks verifying signatures) start it now.
+    static func make(clockStart: Date? = nil, _ configure: (inout LatchConfiguration) -> Void = { _ in }) async throws -> Deployment {
         var configuration = LatchConfiguration()
         configuration.issuer = "https://latch.test"
         configuration.adminToken = Redacted(adminToken)
@@ -29,7 +31,7 @@ struct Deployment {
         let directory = TemporaryDirectory()
         configuration.dataDirectory = directory.path
         let store = try SQLiteStore(directory: directory.path)
-        let clock = TestClock()
+        let clock = clockStart.map { TestClock(start: $0) } ?? TestClock()
         let deployment = try await LatchDeployment.assemble(
             configuration: configuration, store: store, keyEncryptionKey: [UInt8](repeating: 7, count: 32),
             clock: clock.clock, logger: .init(label: "test"))
@@ -200,4 +202,19 @@ final class AnswerRecorder: Sendable {
 
     /// How many answers were recorded.
     var count: Int { answers.withLock { $0.count } }
+
+    /// Checks every recorded answer against its path's schema in docs/openapi.json with scripts/check_answers.py
+    /// (jsonschema, draft 2020-12; skipped where jsonschema is not installed, except in CI).
+    func checkAgainstOpenAPI() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        try Data(json).write(to: URL(fileURLWithPath: directory.path + "/answers.json"))
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let (status, output) = try await ChildProcess.run(
+            "/usr/bin/env",
+            ["python3", root.appendingPathComponent("scripts/check_answers.py").path, root.appendingPathComponent("docs/openapi.json").path, directory.path + "/answers.json"])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("checked") || output.contains("skip"), "\(output)")
+        if ProcessInfo.processInfo.environment["LATCH_CI"] == "1" { #expect(!output.contains("skip"), "CI must run this check: \(output)") }
+    }
 }

@@ -62,6 +62,14 @@ extension RegistrationRequest {
     /// The device key the request carries, checked: a 1–128 printable `keyId` and a key of a supported algorithm.
     func checkedDeviceKey(required proofType: ChallengeType) throws(LatchError) -> (keyID: String, key: PublicKey) {
         guard let publicKey else { throw LatchError.invalidInput("publicKey is required for \(proofType) registrations") }
+        return try publicKey.checked()
+    }
+}
+
+extension RegistrationPublicKey {
+    /// The key id and the parsed key, or `invalid_input` / `invalid_public_key`.
+    func checked() throws(LatchError) -> (keyID: String, key: PublicKey) {
+        let publicKey = self
         guard RegistrationService.isIdentifier(publicKey.keyId) else {
             throw LatchError.invalidInput("publicKey.keyId must be 1–128 printable characters")
         }

@@ -126,11 +126,24 @@ public protocol CustomRegistrationWrites {
     func deleteCustomProvider(id: String) -> WriteResult<Int>
     /// Inserts a transaction; refuses when its id exists.
     func insertCustomTransaction(_ transaction: CustomTransaction, ifTaken refusal: any Error & Sendable)
-    /// Counts one hook call on an open transaction unexpired at `at`, recording its status; refuses otherwise.
-    func recordCustomAttempt(id: String, status: Int64?, at: Int64, ifUnavailable refusal: any Error & Sendable)
+    /// Counts `attempts` hook calls on an open transaction unexpired at `at`, recording the last status (nil: no
+    /// usable answer) and, when given, the `data` the hook answered to a successful `init`; refuses otherwise.
+    func recordCustomAttempts(
+        id: String, attempts: Int64, status: Int64?, initData: String?, at: Int64, ifUnavailable refusal: any Error & Sendable)
+    /// Takes the next attempt number of an open transaction unexpired at `at` (its attempt count, plus one): every hook
+    /// call gets its own number — and so its own `Idempotency-Key` — even when two replicas call at once. Refuses
+    /// otherwise.
+    func reserveCustomAttempt(id: String, at: Int64, ifUnavailable refusal: any Error & Sendable) -> WriteResult<Int64>
     /// Moves an open transaction unexpired at `at` to a final `state` (with the user created and the registration id),
     /// in one compare-and-set — so a transaction is completed once, on any replica; refuses otherwise.
     func finishCustomTransaction(
         id: String, state: CustomTransaction.State, userID: String?, registrationID: String?, status: Int64?, at: Int64,
         ifUnavailable refusal: any Error & Sendable)
+}
+
+extension CustomRegistrationWrites {
+    /// Counts one hook call on an open transaction unexpired at `at`, recording its status; refuses otherwise.
+    public func recordCustomAttempt(id: String, status: Int64?, at: Int64, ifUnavailable refusal: any Error & Sendable) {
+        recordCustomAttempts(id: id, attempts: 1, status: status, initData: nil, at: at, ifUnavailable: refusal)
+    }
 }

@@ -21,6 +21,9 @@ public enum UserKind: String, Sendable, Hashable, Codable {
     /// The principal of issuer logins: one (login issuer, consumer id) pair, created at its first login. Its
     /// `issuer` is `login:<issuer id>` and its `subject` and username the consumer id.
     case issuerLogin = "ISSUER_LOGIN"
+    /// Registered through a custom identity provider's hook (custom registration): Latch's own username namespace,
+    /// signs in with the device key registered with it (or a FIDO authenticator added later).
+    case custom = "CUSTOM"
 }
 
 /// A registered user.

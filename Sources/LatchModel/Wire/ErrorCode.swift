@@ -134,6 +134,40 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let deviceAlreadyRegistered = ErrorCode("device_already_registered")
     /// The registration challenge is unknown, expired, already used or for another proof type.
     public static let invalidChallenge = ErrorCode("invalid_challenge")
+
+    // MARK: Custom registration
+
+    /// No custom identity provider has this id.
+    public static let customProviderUnknown = ErrorCode("custom_provider_unknown")
+    /// The custom identity provider exists but is disabled.
+    public static let customProviderDisabled = ErrorCode("custom_provider_disabled")
+    /// The request is for the other flow: `init` on a one-step provider, or `complete` naming a two-step provider
+    /// instead of its transaction.
+    public static let customFlowMismatch = ErrorCode("custom_flow_mismatch")
+    /// `complete` before `init` succeeded, or `init` again after it succeeded.
+    public static let customStepOutOfOrder = ErrorCode("custom_step_out_of_order")
+    /// No custom registration transaction has this id.
+    public static let customTransactionUnknown = ErrorCode("custom_transaction_unknown")
+    /// The transaction's lifetime is over; start again.
+    public static let customTransactionExpired = ErrorCode("custom_transaction_expired")
+    /// The transaction was completed, cancelled or failed (its `state` member says which).
+    public static let customTransactionFinished = ErrorCode("custom_transaction_finished")
+    /// The transaction was started by another client.
+    public static let customTransactionClientMismatch = ErrorCode("custom_transaction_client_mismatch")
+    /// The hook answered 4000–4999: the same step may be tried again on `transactionId` (members `status`, `data`).
+    public static let customRegistrationRetry = ErrorCode("custom_registration_retry")
+    /// The hook answered 5000–5999: the transaction is dead; start again (members `status`, `data`).
+    public static let customRegistrationRestart = ErrorCode("custom_registration_restart")
+    /// The hook could not be reached, or answered HTTP 5xx/429 on every attempt. The transaction stays usable.
+    public static let hookUnavailable = ErrorCode("hook_unavailable")
+    /// The hook did not answer within the provider's timeout on any attempt. The transaction stays usable.
+    public static let hookTimeout = ErrorCode("hook_timeout")
+    /// The hook's answer is unusable: not JSON of the documented shape, too large, a redirect, another HTTP status,
+    /// a status outside 2000–2999/4000–5999, or success without an acceptable user. The transaction stays usable.
+    public static let hookInvalidAnswer = ErrorCode("hook_invalid_answer")
+    /// The hook URL, or an address its host resolves to, is refused by the deployment's address policy
+    /// (`hooks.allowPrivateAddresses`).
+    public static let hookAddressRefused = ErrorCode("hook_address_refused")
 }
 
 /// The JSON body of every error answer (RFC 6749 §5.2 member names).

@@ -12,11 +12,14 @@ struct DiscoveryController {
     let proofTypes: [String]
     /// Whether `/oauth2/introspect` is served (issuer logins).
     var introspection = false
+    /// Whether custom registration is served (its providers are listed at `/v1/custom-registrations/providers`).
+    var customRegistration = false
 
     var endpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
         let metadata = Self.metadata(
-            issuer: issuer, algorithm: algorithm, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, introspection: introspection)
+            issuer: issuer, algorithm: algorithm, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, introspection: introspection,
+            customRegistration: customRegistration)
         routes.get(".well-known/openid-configuration") { _, _ in
             JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
         }
@@ -28,7 +31,8 @@ struct DiscoveryController {
     }
 
     static func metadata(
-        issuer: String, algorithm: String, scopes: [String], grantTypes: [String], proofTypes: [String], introspection: Bool = false
+        issuer: String, algorithm: String, scopes: [String], grantTypes: [String], proofTypes: [String], introspection: Bool = false,
+        customRegistration: Bool = false
     ) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 1024)
         writer.beginObject()
@@ -52,6 +56,10 @@ struct DiscoveryController {
         // Latch's own: the user-registration proof types (`challengeType` of POST /v1/registrations) accepted here.
         // (Not `registration_endpoint`: that name is RFC 7591 dynamic client registration.)
         writer.member("registration_proof_types_supported", proofTypes)
+        if customRegistration {
+            // Latch's own: the enabled custom identity providers (they change at run time, so a list of their own).
+            writer.member("custom_registration_providers_endpoint", issuer + "/v1/custom-registrations/providers")
+        }
         writer.member(
             "claims_supported", ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "sid", "username"] + (introspection ? ["consumers"] : []))
         writer.endObject()

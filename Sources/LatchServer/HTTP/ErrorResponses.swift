@@ -9,10 +9,12 @@ enum ErrorStatus {
     static func status(for code: ErrorCode) -> HTTPResponse.Status {
         switch code {
         case .invalidClient, .invalidToken, .insufficientUserAuthentication, .unauthorized: .unauthorized
-        case .challengeTypeDisabled: .forbidden
+        case .challengeTypeDisabled, .customProviderDisabled, .customTransactionClientMismatch: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
-        case .alreadyRegistered, .registrationConflict, .conflict, .deviceAlreadyRegistered: .conflict
+        case .alreadyRegistered, .registrationConflict, .conflict, .deviceAlreadyRegistered, .customTransactionFinished: .conflict
+        case .hookUnavailable, .hookInvalidAnswer, .hookAddressRefused: .badGateway
+        case .hookTimeout: .gatewayTimeout
         case .requestTooLarge: .contentTooLarge
         case .rateLimited: .tooManyRequests
         case .temporarilyUnavailable: .serviceUnavailable

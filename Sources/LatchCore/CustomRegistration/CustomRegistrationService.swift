@@ -1,0 +1,717 @@
+import Crypto
+import Foundation
+import LatchHookKit
+import LatchJOSE
+import LatchModel
+import Logging
+
+/// Custom registration (OneWelcome's custom identity providers): the operator's own service, called as a signed HTTP
+/// hook, decides each step; Latch keeps the transaction, creates the user and registers the device key.
+///
+/// Each step calls the hook (retried after network errors, timeouts and HTTP 5xx/429, with backoff) and then writes
+/// the outcome in one unit of work: a step that fails writes nothing but the attempt on an existing transaction, and a
+/// completing step finishes the transaction (one compare-and-set, so once on any replica) together with the user, the
+/// device key, the registration record and the event — never a user half-created.
+public struct CustomRegistrationService: Sendable {
+    let store: any LatchStore
+    let clients: ClientRegistry
+    let sealer: KeySealer
+    let caller: any HookCaller
+    let policy: HookAddressPolicy
+    /// Keys the transaction id of a one-step `complete` that carries a `registrationId` (see ``oneStepTransactionID``).
+    let transactionKey: SymmetricKey
+    let clock: LatchClock
+    let random: RandomSource
+    /// Waits between hook attempts (milliseconds); injected so tests do not wait.
+    let sleep: @Sendable (Int) async -> Void
+    let logger: Logger
+
+    /// Largest `data` an app may send for a step, and a hook may answer, as JSON.
+    public static let maximumDataBytes = 16 * 1024
+    /// Most transactions one admin listing shows.
+    public static let maximumListing = 200
+
+    public init(
+        store: any LatchStore, clients: ClientRegistry, sealer: KeySealer, caller: any HookCaller, policy: HookAddressPolicy,
+        transactionKey: SymmetricKey, clock: LatchClock, random: RandomSource,
+        sleep: @escaping @Sendable (Int) async -> Void = { try? await Task.sleep(for: .milliseconds($0)) },
+        logger: Logger = Logger(label: "latch.custom-registration")
+    ) {
+        self.store = store
+        self.clients = clients
+        self.sealer = sealer
+        self.caller = caller
+        self.policy = policy
+        self.transactionKey = transactionKey
+        self.clock = clock
+        self.random = random
+        self.sleep = sleep
+        self.logger = logger
+    }
+
+    // MARK: The app's side
+
+    /// `GET /v1/custom-registrations/providers`: the enabled providers.
+    public func enabledProviders() async throws -> CustomProviderList {
+        CustomProviderList(
+            providers: try await store.customProviders().filter(\.enabled).map { CustomProviderInfo(id: $0.id, name: $0.name, flow: $0.flow.rawValue) })
+    }
+
+    /// `POST /v1/custom-registrations/init` (two-step providers): calls the hook's `init` on a new transaction, or again
+    /// on `transactionId` after a 4xxx.
+    public func initiate(_ request: CustomRegistrationInitRequest) async throws -> CustomRegistrationInitResponse {
+        let client = try await clients.resolve(request.clientId)
+        try Self.checkData(request.data)
+        let provider = try await enabledProvider(request.identityProvider)
+        guard provider.flow == .twoStep else {
+            throw LatchError(.customFlowMismatch, "\(provider.id) is a one-step provider: send complete with identityProvider, no init")
+        }
+        var existing: CustomTransaction?
+        if let id = request.transactionId {
+            let transaction = try await openTransaction(id, client: client.id, now: clock.seconds())
+            guard transaction.providerID == provider.id else { throw Self.unknownTransaction }
+            guard transaction.initData == nil else {
+                throw LatchError(.customStepOutOfOrder, "init succeeded on this transaction already: send complete")
+            }
+            existing = transaction
+        }
+        let transactionID = existing?.id ?? random.timeOrderedID(now: clock.now())
+        let hookRequest = HookRequest(
+            step: .`init`, transactionId: transactionID, identityProvider: provider.id, clientId: client.id, data: request.data ?? .null)
+        let attempts: Int
+        let outcome: Result<HookResponse, LatchError>
+        do {
+            (attempts, outcome) = try await call(provider, hookRequest, reserving: existing != nil)
+        } catch Refusal.transactionGone {
+            throw try await gone(transactionID, at: clock.seconds())
+        }
+        let now = clock.seconds()
+        switch outcome {
+        case .failure(let error):
+            if existing != nil { try await recordFailure(transactionID, attempts: attempts, at: now) }
+            throw error
+        case .success(let answer):
+            let status = Int64(answer.status)
+            switch answer.outcome {
+            case .success:
+                let initData = String(decoding: (answer.data ?? .null).serialized(), as: UTF8.self)
+                if existing != nil {
+                    try await update(transactionID, at: now) {
+                        $0.recordCustomAttempts(id: transactionID, attempts: Int64(attempts), status: status, initData: initData, at: now, ifUnavailable: $1)
+                    }
+                } else {
+                    try await insert(newTransaction(transactionID, provider, client.id, state: .open, initData: initData, attempts: attempts, status: status))
+                }
+                logger.info("custom registration started", metadata: ["provider": "\(provider.id)", "transaction": "\(transactionID)"])
+                return CustomRegistrationInitResponse(transactionId: transactionID, status: answer.status, data: answer.data)
+            case .retry:
+                try await recordRetry(existing, transactionID, provider, client.id, attempts: attempts, status: status, at: now)
+                throw Self.retry(answer, transactionID: transactionID)
+            case .restart, .invalid:
+                try await recordRestart(existing, transactionID, provider, client.id, attempts: attempts, status: status, at: now)
+                throw Self.restart(answer)
+            }
+        }
+    }
+
+    /// `POST /v1/custom-registrations/complete`: calls the hook's `complete` and, on success, creates the user (with the
+    /// device key the app sent) and finishes the transaction in one unit of work.
+    public func complete(_ request: CustomRegistrationCompleteRequest) async throws -> CustomRegistrationCompleteResponse {
+        let client = try await clients.resolve(request.clientId)
+        try Self.checkData(request.data)
+        if let id = request.registrationId, !RegistrationService.isIdentifier(id) {
+            throw LatchError.invalidInput("registrationId must be 1–128 printable characters")
+        }
+        let deviceKey = try request.publicKey?.checked()
+        let now = clock.seconds()
+        // The provider and the transaction, if there is one yet.
+        let provider: CustomProvider
+        var existing: CustomTransaction?
+        let transactionID: String
+        switch (request.transactionId, request.identityProvider) {
+        case (let id?, nil):
+            guard let transaction = try await store.customTransaction(id: id) else { throw Self.unknownTransaction }
+            guard let found = try await store.customProvider(id: transaction.providerID) else { throw Self.unknownTransaction }
+            provider = found
+            existing = transaction
+            transactionID = id
+        case (nil, let name?):
+            provider = try await enabledProvider(name)
+            guard provider.flow == .oneStep else {
+                throw LatchError(
+                    .customFlowMismatch, "\(provider.id) is a two-step provider: send init, then complete with its transactionId")
+            }
+            // A one-step complete with a registrationId has one transaction per (provider, client, registrationId): a
+            // retry after a lost answer or a 4xxx lands on it.
+            transactionID = request.registrationId.map { oneStepTransactionID(provider: provider.id, client: client.id, registrationID: $0) }
+                ?? random.timeOrderedID(now: clock.now())
+            existing = try await store.customTransaction(id: transactionID)
+            if existing == nil, request.registrationId != nil {
+                // Claimed before the hook is called: concurrent retries of this request share the transaction and
+                // take distinct attempt numbers.
+                let claim = newTransaction(transactionID, provider, client.id, state: .open, initData: nil, attempts: 0, status: nil)
+                let claimed = try await store.succeeds { $0.insertCustomTransaction(claim, ifTaken: $1) }
+                existing = claimed ? claim : try await store.customTransaction(id: transactionID)
+            }
+        default:
+            throw LatchError.invalidInput("send transactionId or identityProvider (one-step providers), not both")
+        }
+        let proofHash = Self.proofHash(provider: provider.id, request.publicKey)
+        if let transaction = existing {
+            guard transaction.clientID == client.id else {
+                throw LatchError(.customTransactionClientMismatch, "this transaction was started by another client")
+            }
+            // A completed transaction answers its user again to the request that completed it (same registrationId).
+            if transaction.state == .completed, let id = request.registrationId, transaction.registrationID == id {
+                return try await replay(transaction, registrationID: id, proofHash: proofHash)
+            }
+            try Self.checkOpen(transaction, now: now)
+        }
+        guard provider.enabled else { throw LatchError(.customProviderDisabled, "the custom identity provider \(provider.id) is disabled") }
+        if provider.flow == .twoStep, existing?.initData == nil {
+            throw LatchError(.customStepOutOfOrder, "init has not succeeded on this transaction: send init first")
+        }
+        let hookRequest = HookRequest(
+            step: .complete, transactionId: transactionID, identityProvider: provider.id, clientId: client.id, data: request.data ?? .null,
+            initData: provider.flow == .twoStep ? existing?.initData.flatMap { try? JSONValue.parse(Array($0.utf8)) } ?? .null : nil)
+        let attempts: Int
+        let outcome: Result<HookResponse, LatchError>
+        do {
+            (attempts, outcome) = try await call(provider, hookRequest, reserving: existing != nil)
+        } catch Refusal.transactionGone {
+            return try await settled(transactionID, registrationID: request.registrationId, proofHash: proofHash, at: clock.seconds())
+        }
+        let after = clock.seconds()
+        let answer: HookResponse
+        switch outcome {
+        case .failure(let error):
+            if existing != nil { try await recordFailure(transactionID, attempts: attempts, at: after) }
+            throw error
+        case .success(let answered):
+            answer = answered
+        }
+        let status = Int64(answer.status)
+        switch answer.outcome {
+        case .success: break
+        case .retry:
+            try await recordRetry(existing, transactionID, provider, client.id, attempts: attempts, status: status, at: after)
+            throw Self.retry(answer, transactionID: transactionID)
+        case .restart, .invalid:
+            try await recordRestart(existing, transactionID, provider, client.id, attempts: attempts, status: status, at: after)
+            throw Self.restart(answer)
+        }
+        // The hook said yes: the user it names.
+        let user: User
+        do {
+            user = try newUser(answer.user, provider: provider, now: after)
+        } catch {
+            if existing != nil { try await recordFailure(transactionID, attempts: attempts, at: after) }
+            throw error
+        }
+        let key = deviceKey.map { DeviceKey(userID: user.id, keyID: $0.keyID, key: $0.key, createdAt: after) }
+        let record = request.registrationId.map { RegistrationRecord(id: $0, userID: user.id, proofHash: proofHash, createdAt: after) }
+        let amr = (answer.user?.amr ?? []).prefix(8).map { String($0.prefix(32)) }
+        let event = SecurityEvent.now(
+            .userRegistered, actor: "user", userID: user.id,
+            detail: "CUSTOM:\(provider.id)" + (amr.isEmpty ? "" : " amr=\(amr.joined(separator: ","))"), clock: clock, random: random)
+        let completed = newTransaction(
+            transactionID, provider, client.id, state: .completed, initData: nil, attempts: attempts, status: status, userID: user.id,
+            registrationID: request.registrationId, finishedAt: after)
+        let continuing = existing != nil
+        do {
+            try await store.write { transaction in
+                if continuing {
+                    transaction.recordCustomAttempts(
+                        id: transactionID, attempts: Int64(attempts), status: status, initData: nil, at: after, ifUnavailable: Refusal.transactionGone)
+                    transaction.finishCustomTransaction(
+                        id: transactionID, state: .completed, userID: user.id, registrationID: request.registrationId, status: status, at: after,
+                        ifUnavailable: Refusal.transactionGone)
+                } else {
+                    transaction.insertCustomTransaction(completed, ifTaken: Refusal.transactionGone)
+                }
+                if let record { transaction.requireNoRegistration(id: record.id, ifExists: Refusal.registrationExists) }
+                transaction.insertUser(user, ifTaken: Refusal.usernameTaken)
+                if let key { transaction.insertDeviceKey(key, ifTaken: Refusal.usernameTaken) }
+                if let record { transaction.insertRegistration(record, ifTaken: Refusal.registrationExists) }
+                transaction.record(event)
+            }
+        } catch let refusal as Refusal {
+            switch refusal {
+            case .transactionGone:
+                return try await settled(transactionID, registrationID: request.registrationId, proofHash: proofHash, at: after)
+            case .registrationExists:
+                if existing != nil { try? await recordFailure(transactionID, attempts: attempts, status: status, at: after) }
+                throw LatchError(.registrationConflict, "this registrationId was used for another registration")
+            case .usernameTaken:
+                if existing != nil { try? await recordFailure(transactionID, attempts: attempts, status: status, at: after) }
+                throw LatchError(.alreadyRegistered, "a user named \(user.username) is already registered")
+            }
+        }
+        logger.info(
+            "registered", metadata: ["user": "\(user.id)", "type": "CUSTOM", "provider": "\(provider.id)", "transaction": "\(transactionID)"])
+        return CustomRegistrationCompleteResponse(userId: user.id, username: user.username, status: answer.status, data: answer.data)
+    }
+
+    /// `POST /v1/custom-registrations/cancel`: an open transaction becomes `cancelled` (again: no change).
+    public func cancel(_ request: CustomRegistrationCancelRequest) async throws {
+        let client = try await clients.resolve(request.clientId)
+        guard let transaction = try await store.customTransaction(id: request.transactionId) else { throw Self.unknownTransaction }
+        guard transaction.clientID == client.id else {
+            throw LatchError(.customTransactionClientMismatch, "this transaction was started by another client")
+        }
+        if transaction.state == .cancelled { return }
+        let now = clock.seconds()
+        try Self.checkOpen(transaction, now: now)
+        try await update(transaction.id, at: now) {
+            $0.finishCustomTransaction(
+                id: transaction.id, state: .cancelled, userID: nil, registrationID: nil, status: nil, at: now, ifUnavailable: $1)
+        }
+        logger.info("custom registration cancelled", metadata: ["transaction": "\(transaction.id)"])
+    }
+
+    // MARK: Steps
+
+    /// Why a completing unit of work was refused.
+    enum Refusal: Error {
+        case transactionGone, registrationExists, usernameTaken
+    }
+
+    static let unknownTransaction = LatchError(.customTransactionUnknown, "no custom registration transaction has this id")
+
+    static func finished(_ state: CustomTransaction.State) -> LatchError {
+        LatchError(
+            .customTransactionFinished, "this transaction is \(state.rawValue): start a new one", members: ["state": .string(state.rawValue)])
+    }
+
+    /// The answer to a `complete` whose transaction another request finished (or that expired) while this one ran: the
+    /// same user when that request was this one again (the same `registrationId`), else why it cannot continue.
+    func settled(_ id: String, registrationID: String?, proofHash: Data, at now: Int64) async throws -> CustomRegistrationCompleteResponse {
+        if let registrationID, let transaction = try await store.customTransaction(id: id), transaction.state == .completed,
+            transaction.registrationID == registrationID
+        {
+            return try await replay(transaction, registrationID: registrationID, proofHash: proofHash)
+        }
+        throw try await gone(id, at: now)
+    }
+
+    /// Why a transaction that was open a moment ago cannot continue.
+    func gone(_ id: String, at now: Int64) async throws -> LatchError {
+        guard let transaction = try await store.customTransaction(id: id) else { return Self.unknownTransaction }
+        try Self.checkOpen(transaction, now: now)
+        return Self.finished(transaction.state)
+    }
+
+    /// Refuses a finished or expired transaction.
+    static func checkOpen(_ transaction: CustomTransaction, now: Int64) throws(LatchError) {
+        guard transaction.state == .open else { throw finished(transaction.state) }
+        guard now < transaction.expiresAt else {
+            throw LatchError(.customTransactionExpired, "this transaction expired: start again")
+        }
+    }
+
+    /// An open, unexpired transaction of `client`.
+    func openTransaction(_ id: String, client: String, now: Int64) async throws -> CustomTransaction {
+        guard let transaction = try await store.customTransaction(id: id) else { throw Self.unknownTransaction }
+        guard transaction.clientID == client else {
+            throw LatchError(.customTransactionClientMismatch, "this transaction was started by another client")
+        }
+        try Self.checkOpen(transaction, now: now)
+        return transaction
+    }
+
+    func knownProvider(_ id: String) async throws -> CustomProvider {
+        guard Self.isProviderID(id), let provider = try await store.customProvider(id: id) else {
+            throw LatchError(.customProviderUnknown, "no custom identity provider has this id")
+        }
+        return provider
+    }
+
+    func enabledProvider(_ id: String) async throws -> CustomProvider {
+        let provider = try await knownProvider(id)
+        guard provider.enabled else { throw LatchError(.customProviderDisabled, "the custom identity provider \(provider.id) is disabled") }
+        return provider
+    }
+
+    static func checkData(_ data: JSONValue?) throws(LatchError) {
+        guard let data else { return }
+        guard data.serialized().count <= maximumDataBytes else {
+            throw LatchError(.requestTooLarge, "data exceeds \(maximumDataBytes) bytes as JSON")
+        }
+    }
+
+    /// The id of a one-step transaction with a `registrationId`: an HMAC of provider, client and registration id under a
+    /// key of the deployment — stable for retries, unguessable without the key.
+    func oneStepTransactionID(provider: String, client: String, registrationID: String) -> String {
+        var mac = HMAC<SHA256>(key: transactionKey)
+        for part in [provider, client, registrationID] {
+            mac.update(data: Array(part.utf8))
+            mac.update(data: [0])
+        }
+        return "r" + Base64URL.encode(Array(mac.finalize()).prefix(18))
+    }
+
+    /// What a `registrationId` is bound to: the provider and the device key.
+    static func proofHash(provider: String, _ key: RegistrationPublicKey?) -> Data {
+        var hasher = SHA256()
+        for part in ["CUSTOM", provider, key?.keyId ?? "", key?.algorithm ?? "", key?.publicKey ?? ""] {
+            hasher.update(data: Array(part.utf8))
+            hasher.update(data: [0])
+        }
+        return Data(hasher.finalize())
+    }
+
+    /// The answer to a `complete` repeated after it succeeded: the same user, when the registration id is bound to the
+    /// same provider and device key.
+    func replay(_ transaction: CustomTransaction, registrationID: String, proofHash: Data) async throws -> CustomRegistrationCompleteResponse {
+        guard let record = try await store.registration(id: registrationID), let user = try await store.user(id: record.userID) else {
+            throw LatchError(.registrationConflict, "this registrationId belongs to a deleted user")
+        }
+        guard user.id == transaction.userID, RegistrationService.Idempotency.sameProof(record.proofHash, proofHash) else {
+            throw LatchError(.registrationConflict, "this registrationId was used for another registration")
+        }
+        return CustomRegistrationCompleteResponse(userId: user.id, username: user.username, status: Int(transaction.lastStatus ?? 2000))
+    }
+
+    /// The user a successful `complete` names, in Latch's own username namespace.
+    func newUser(_ hookUser: HookUser?, provider: CustomProvider, now: Int64) throws(LatchError) -> User {
+        guard let hookUser else { throw LatchError(.hookInvalidAnswer, "the hook answered success without a user") }
+        let username: String
+        do {
+            username = try Usernames.native(hookUser.username)
+        } catch {
+            throw LatchError(.hookInvalidAnswer, "the hook's username is not acceptable: it \(error)")
+        }
+        if let id = hookUser.id, !(1...255).contains(id.utf8.count) || id.containsControlCharacters {
+            throw LatchError(.hookInvalidAnswer, "the hook's user id must be 1–255 bytes without control characters")
+        }
+        let claims = FederatedAssertion.keptClaims(hookUser.attributes ?? [:], allowed: provider.allowedClaims)
+        return User(id: random.uuid(), username: username, kind: .custom, issuer: nil, subject: hookUser.id, claims: claims, createdAt: now)
+    }
+
+    func newTransaction(
+        _ id: String, _ provider: CustomProvider, _ client: String, state: CustomTransaction.State, initData: String?, attempts: Int, status: Int64?,
+        userID: String? = nil, registrationID: String? = nil, finishedAt: Int64? = nil
+    ) -> CustomTransaction {
+        let now = clock.seconds()
+        return CustomTransaction(
+            id: id, providerID: provider.id, clientID: client, state: state, initData: initData, attempts: Int64(attempts), lastStatus: status,
+            userID: userID, registrationID: registrationID, createdAt: now, expiresAt: now + provider.transactionLifetime,
+            finishedAt: finishedAt ?? (state.isFinal ? now : nil))
+    }
+
+    /// Inserts a new transaction; an id taken meanwhile (a concurrent one-step retry) is that request's.
+    func insert(_ transaction: CustomTransaction) async throws {
+        do {
+            try await store.write { $0.insertCustomTransaction(transaction, ifTaken: Refusal.transactionGone) }
+        } catch Refusal.transactionGone {
+            throw LatchError(.conflict, "a concurrent request is using this transaction; try again")
+        }
+    }
+
+    /// Runs a write on an existing transaction; a refusal means it was finished or expired meanwhile.
+    func update(_ id: String, at now: Int64, _ body: @escaping @Sendable (any StoreTransaction, any Error & Sendable) -> Void) async throws {
+        guard try await !store.succeeds(body) else { return }
+        throw try await gone(id, at: now)
+    }
+
+    /// Counts hook calls that gave no usable answer (or an answer Latch could not act on) on an existing transaction.
+    func recordFailure(_ id: String, attempts: Int, status: Int64? = nil, at now: Int64) async throws {
+        try await update(id, at: now) {
+            $0.recordCustomAttempts(id: id, attempts: Int64(attempts), status: status, initData: nil, at: now, ifUnavailable: $1)
+        }
+    }
+
+    /// A 4xxx: the transaction stays open (created open when new).
+    func recordRetry(
+        _ existing: CustomTransaction?, _ id: String, _ provider: CustomProvider, _ client: String, attempts: Int, status: Int64, at now: Int64
+    ) async throws {
+        if existing != nil {
+            try await recordFailure(id, attempts: attempts, status: status, at: now)
+        } else {
+            try await insert(newTransaction(id, provider, client, state: .open, initData: nil, attempts: attempts, status: status))
+        }
+    }
+
+    /// A 5xxx: the transaction is dead (created failed when new, so the admin's counts see it).
+    func recordRestart(
+        _ existing: CustomTransaction?, _ id: String, _ provider: CustomProvider, _ client: String, attempts: Int, status: Int64, at now: Int64
+    ) async throws {
+        if existing != nil {
+            try await update(id, at: now) { transaction, refusal in
+                transaction.recordCustomAttempts(id: id, attempts: Int64(attempts), status: status, initData: nil, at: now, ifUnavailable: refusal)
+                transaction.finishCustomTransaction(
+                    id: id, state: .failed, userID: nil, registrationID: nil, status: status, at: now, ifUnavailable: refusal)
+            }
+        } else {
+            try await insert(newTransaction(id, provider, client, state: .failed, initData: nil, attempts: attempts, status: status))
+        }
+    }
+
+    static func retry(_ answer: HookResponse, transactionID: String) -> LatchError {
+        LatchError(
+            .customRegistrationRetry, "the step may be tried again on this transaction (hook status \(answer.status))",
+            members: ["status": .int(Int64(answer.status)), "data": answer.data ?? .null, "transactionId": .string(transactionID)])
+    }
+
+    static func restart(_ answer: HookResponse) -> LatchError {
+        LatchError(
+            .customRegistrationRestart, "the registration cannot continue: start again (hook status \(answer.status))",
+            members: ["status": .int(Int64(answer.status)), "data": answer.data ?? .null])
+    }
+
+    // MARK: The hook call
+
+    /// Calls the hook with the provider's retries: the hook's answer (a status in 2000–2999, 4000–4999 or 5000–5999) or the
+    /// error for the app, and how many attempts are still to be counted on the transaction.
+    ///
+    /// Every attempt carries its own `Idempotency-Key` number. On a transaction that exists (`reserving`) each number is
+    /// taken from the store before the call (``CustomRegistrationWrites/reserveCustomAttempt(id:at:ifUnavailable:)``), so
+    /// concurrent requests — on any replica — never send a hook two identical requests, and every call is counted
+    /// even if Latch stops during it. A new transaction's id is known to this request only: it numbers 1, 2, 3 …
+    func call(_ provider: CustomProvider, _ request: HookRequest, reserving: Bool) async throws -> (Int, Result<HookResponse, LatchError>) {
+        let secret: String
+        let body: [UInt8]
+        do {
+            secret = String(decoding: try sealer.open(provider.sealedSecret, keyID: Self.sealingContext(provider.id)), as: UTF8.self)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            body = Array(try encoder.encode(request))
+        } catch {
+            logger.error("custom provider secret unreadable", metadata: ["provider": "\(provider.id)", "error": "\(error)"])
+            return (0, .failure(LatchError(.serverError, "the custom identity provider's secret cannot be read")))
+        }
+        var attempt = 0
+        var outcome: Result<HookAnswer, HookCallError>
+        repeat {
+            if attempt > 0 { await sleep(HookRetryPolicy.delayMilliseconds(beforeRetry: attempt)) }
+            attempt += 1
+            var number = attempt
+            if reserving {
+                let now = clock.seconds()
+                let id = request.transactionId
+                // Refused (Refusal.transactionGone) when another request finished it, or it expired, meanwhile.
+                number = Int(try await store.write { $0.reserveCustomAttempt(id: id, at: now, ifUnavailable: Refusal.transactionGone) }.value)
+            }
+            let key = HookIdempotencyKey(transactionId: request.transactionId, step: request.step, attempt: number)
+            let headers = [
+                ("Content-Type", "application/json"),
+                (HookSignature.headerName, HookSignature.header(secret: secret, timestamp: clock.seconds(), body: body)),
+                (HookSignature.idempotencyKeyHeaderName, key.description),
+                ("User-Agent", "Latch-Hook/1"),
+            ]
+            outcome = await caller.post(url: provider.hookURL, body: body, headers: headers, timeoutSeconds: provider.timeout)
+        } while attempt <= provider.retries && HookRetryPolicy.shouldRetry(outcome)
+        let result = Self.interpret(outcome, attempts: attempt)
+        if case .failure(let error) = result {
+            logger.warning(
+                "hook call failed",
+                metadata: ["provider": "\(provider.id)", "step": "\(request.step.rawValue)", "attempts": "\(attempt)", "error": "\(error.description)"])
+        }
+        return (reserving ? 0 : attempt, result)
+    }
+
+    /// The hook's last outcome as an answer or an error for the app.
+    static func interpret(_ outcome: Result<HookAnswer, HookCallError>, attempts: Int) -> Result<HookResponse, LatchError> {
+        let tries = attempts == 1 ? "" : " (\(attempts) attempts)"
+        switch outcome {
+        case .failure(.timeout):
+            return .failure(LatchError(.hookTimeout, "the registration service did not answer in time\(tries)"))
+        case .failure(.network(let reason)):
+            return .failure(LatchError(.hookUnavailable, "the registration service cannot be reached\(tries)", detail: reason))
+        case .failure(.redirect(let status)):
+            return .failure(LatchError(.hookInvalidAnswer, "the registration service redirected (HTTP \(status)); redirects are not followed"))
+        case .failure(.tooLarge):
+            return .failure(LatchError(.hookInvalidAnswer, "the registration service's answer is too large"))
+        case .failure(.refused(let reason)):
+            return .failure(LatchError(.hookAddressRefused, "the registration service's address is not allowed", detail: reason))
+        case .success(let answer):
+            if answer.status == 429 || (500...599).contains(answer.status) {
+                return .failure(LatchError(.hookUnavailable, "the registration service answered HTTP \(answer.status)\(tries)"))
+            }
+            guard (200...299).contains(answer.status) else {
+                return .failure(LatchError(.hookInvalidAnswer, "the registration service answered HTTP \(answer.status)"))
+            }
+            return parse(answer.body)
+        }
+    }
+
+    /// `{status, data?, user?: {id?, username, attributes?, amr?}}`, strictly.
+    static func parse(_ body: [UInt8]) -> Result<HookResponse, LatchError> {
+        func invalid(_ reason: String) -> Result<HookResponse, LatchError> {
+            .failure(LatchError(.hookInvalidAnswer, "the registration service's answer is unusable: \(reason)"))
+        }
+        guard let value = try? JSONValue.parse(body), case .object(let object) = value else { return invalid("not a JSON object") }
+        guard case .int(let status)? = object["status"] else { return invalid("status must be an integer") }
+        let data = object["data"].flatMap { $0 == .null ? nil : $0 }
+        if let data, data.serialized().count > maximumDataBytes { return invalid("data exceeds \(maximumDataBytes) bytes") }
+        var user: HookUser?
+        switch object["user"] {
+        case nil, .null?: break
+        case .object(let fields)?:
+            guard case .string(let username)? = fields["username"] else { return invalid("user.username must be a string") }
+            var hookUser = HookUser(username: username)
+            switch fields["id"] {
+            case nil, .null?: break
+            case .string(let id)?: hookUser.id = id
+            default: return invalid("user.id must be a string")
+            }
+            switch fields["attributes"] {
+            case nil, .null?: break
+            case .object(let attributes)?: hookUser.attributes = attributes
+            default: return invalid("user.attributes must be an object")
+            }
+            switch fields["amr"] {
+            case nil, .null?: break
+            case .array(let values)?:
+                let names = values.compactMap(\.stringValue)
+                guard names.count == values.count else { return invalid("user.amr must be an array of strings") }
+                hookUser.amr = names
+            default: return invalid("user.amr must be an array of strings")
+            }
+            user = hookUser
+        default: return invalid("user must be an object")
+        }
+        let response = HookResponse(status: Int(clamping: status), data: data, user: user)
+        guard response.outcome != .invalid else {
+            return invalid("status \(status) is outside 2000–2999, 4000–4999 and 5000–5999")
+        }
+        return .success(response)
+    }
+
+    // MARK: Admin
+
+    static func sealingContext(_ providerID: String) -> String { "custom-provider:\(providerID)" }
+
+    /// 1–64 of `A–Z a–z 0–9 . _ -`.
+    static func isProviderID(_ id: String) -> Bool {
+        (1...64).contains(id.utf8.count)
+            && id.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 | 0x20 >= 0x61 && $0 | 0x20 <= 0x7A) || $0 == 0x2E || $0 == 0x5F || $0 == 0x2D }
+    }
+
+    /// `POST /admin/v1/custom-providers`.
+    public func createProvider(_ request: AdminCustomProviderRequest) async throws -> AdminCustomProvider {
+        guard Self.isProviderID(request.id) else { throw LatchError.invalidInput("id must be 1–64 characters of A–Z a–z 0–9 . _ -") }
+        let now = clock.seconds()
+        var provider = CustomProvider(
+            id: request.id, name: "", flow: .oneStep, hookURL: "", sealedSecret: Data(), timeout: 5, retries: 2, transactionLifetime: 600,
+            allowedClaims: [], enabled: true, createdAt: now, updatedAt: now)
+        try apply(
+            AdminCustomProviderPatch(
+                name: request.name, flow: request.flow, hookURL: request.hookURL, hookSecret: request.hookSecret, timeout: request.timeout,
+                retries: request.retries, transactionLifetime: request.transactionLifetime, allowedClaims: request.allowedClaims,
+                enabled: request.enabled), to: &provider)
+        let created = provider
+        guard try await store.succeeds({ $0.insertCustomProvider(created, ifTaken: $1) }) else {
+            throw LatchError(.conflict, "a custom identity provider with this id exists")
+        }
+        logger.info("custom provider created", metadata: ["provider": "\(created.id)"])
+        return Self.view(created)
+    }
+
+    /// `GET /admin/v1/custom-providers`.
+    public func providers() async throws -> AdminCustomProviderList {
+        AdminCustomProviderList(customProviders: try await store.customProviders().map(Self.view))
+    }
+
+    /// `GET /admin/v1/custom-providers/{id}`.
+    public func provider(id: String) async throws -> AdminCustomProvider {
+        guard let provider = try await store.customProvider(id: id) else { throw LatchError.notFound("no custom identity provider has this id") }
+        return Self.view(provider)
+    }
+
+    /// `PATCH /admin/v1/custom-providers/{id}`.
+    public func updateProvider(id: String, _ patch: AdminCustomProviderPatch) async throws -> AdminCustomProvider {
+        guard var provider = try await store.customProvider(id: id) else { throw LatchError.notFound("no custom identity provider has this id") }
+        try apply(patch, to: &provider)
+        provider.updatedAt = clock.seconds()
+        let updated = provider
+        guard try await store.succeeds({ $0.updateCustomProvider(updated, ifMissing: $1) }) else {
+            throw LatchError.notFound("no custom identity provider has this id")
+        }
+        logger.info("custom provider updated", metadata: ["provider": "\(id)"])
+        return Self.view(updated)
+    }
+
+    /// `DELETE /admin/v1/custom-providers/{id}`: with its transactions.
+    public func deleteProvider(id: String) async throws {
+        guard try await store.write({ $0.deleteCustomProvider(id: id) }).value == 1 else {
+            throw LatchError.notFound("no custom identity provider has this id")
+        }
+        logger.info("custom provider deleted", metadata: ["provider": "\(id)"])
+    }
+
+    /// `GET /admin/v1/custom-providers/{id}/transactions`: the newest transactions (in `state`, when given) and the counts.
+    public func transactions(providerID: String, state: String?, limit: Int?) async throws -> AdminCustomTransactions {
+        guard try await store.customProvider(id: providerID) != nil else { throw LatchError.notFound("no custom identity provider has this id") }
+        let filter = try state.map { name throws(LatchError) in
+            guard let state = CustomTransaction.State(rawValue: name) else {
+                throw LatchError.invalidInput("state must be open, completed, cancelled or failed")
+            }
+            return state
+        }
+        let count = limit ?? 50
+        guard (1...Self.maximumListing).contains(count) else { throw LatchError.invalidInput("limit must be 1–\(Self.maximumListing)") }
+        let listed = try await store.customTransactions(providerID: providerID, state: filter, limit: count)
+        let counts = try await store.customTransactionCounts(providerID: providerID)
+        return AdminCustomTransactions(
+            providerId: providerID,
+            counts: Dictionary(uniqueKeysWithValues: CustomTransaction.State.allCases.map { ($0.rawValue, counts[$0] ?? 0) }),
+            transactions: listed.map {
+                AdminCustomTransaction(
+                    transactionId: $0.id, clientId: $0.clientID, state: $0.state.rawValue, initCompleted: $0.initData != nil, attempts: $0.attempts,
+                    lastStatus: $0.lastStatus, userId: $0.userID, createdAt: $0.createdAt, expiresAt: $0.expiresAt, finishedAt: $0.finishedAt)
+            })
+    }
+
+    /// Checks and applies the members present.
+    func apply(_ patch: AdminCustomProviderPatch, to provider: inout CustomProvider) throws {
+        if let name = patch.name {
+            guard AdminService.isName(name, max: 200) else { throw LatchError.invalidInput("name must be 1–200 characters without control characters") }
+            provider.name = name
+        }
+        if let flow = patch.flow {
+            guard let parsed = CustomProvider.Flow(rawValue: flow) else { throw LatchError.invalidInput("flow must be one_step or two_step") }
+            provider.flow = parsed
+        }
+        if let url = patch.hookURL {
+            if let problem = policy.urlProblem(url) { throw LatchError.invalidInput(problem) }
+            provider.hookURL = url
+        }
+        if let secret = patch.hookSecret {
+            guard (16...512).contains(secret.utf8.count) else { throw LatchError.invalidInput("hookSecret must be 16–512 bytes") }
+            provider.sealedSecret = try sealer.seal(Data(secret.utf8), keyID: Self.sealingContext(provider.id))
+        }
+        if let timeout = patch.timeout {
+            guard (1...60).contains(timeout) else { throw LatchError.invalidInput("timeout must be 1–60 seconds") }
+            provider.timeout = Int64(timeout)
+        }
+        if let retries = patch.retries {
+            guard (0...5).contains(retries) else { throw LatchError.invalidInput("retries must be 0–5") }
+            provider.retries = Int64(retries)
+        }
+        if let lifetime = patch.transactionLifetime {
+            guard (30...86_400).contains(lifetime) else { throw LatchError.invalidInput("transactionLifetime must be 30–86400 seconds") }
+            provider.transactionLifetime = Int64(lifetime)
+        }
+        if let claims = patch.allowedClaims {
+            guard claims.count <= 64, claims.allSatisfy({ AdminService.isName($0, max: 128) }), Set(claims).count == claims.count else {
+                throw LatchError.invalidInput("allowedClaims must be at most 64 distinct names of 1–128 characters")
+            }
+            if let reserved = claims.first(where: { TokenMinter.reservedClaims.contains($0) }) {
+                throw LatchError.invalidInput("\(reserved) is a registered claim name and cannot be kept from a hook")
+            }
+            provider.allowedClaims = claims
+        }
+        if let enabled = patch.enabled { provider.enabled = enabled }
+        guard !provider.name.isEmpty, !provider.hookURL.isEmpty, !provider.sealedSecret.isEmpty else {
+            throw LatchError.invalidInput("name, hookURL and hookSecret are required")
+        }
+    }
+
+    static func view(_ provider: CustomProvider) -> AdminCustomProvider {
+        AdminCustomProvider(
+            id: provider.id, name: provider.name, flow: provider.flow.rawValue, hookURL: provider.hookURL, timeout: Int(provider.timeout),
+            retries: Int(provider.retries), transactionLifetime: Int(provider.transactionLifetime), allowedClaims: provider.allowedClaims,
+            enabled: provider.enabled, createdAt: provider.createdAt, updatedAt: provider.updatedAt)
+    }
+}
