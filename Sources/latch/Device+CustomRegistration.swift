@@ -134,6 +134,14 @@ extension Device.Register {
             let result = try await client.registerWithCustomProvider(provider, handler: handler)
             if let data = result.data { Device.note("the hook answered (status \(result.status)):\n" + Device.pretty(data)) }
             return result
+        } catch .serviceUnavailable {
+            // The SDK's case covers the hook (down, or too slow) and Latch itself (busy): say both, and how to go on.
+            Device.note(
+                """
+                error: service unavailable: \(provider)'s registration service (its hook) could not be reached or did not answer in time, \
+                or Latch is busy. Run the same command again later: a complete already sent is resent as it was, not asked for again.
+                """)
+            throw ExitCode(ExitStatus.unreachable)
         } catch .customRegistrationCancelled {
             switch await handler.stop {
             case .ranOut(let step, let call)?:

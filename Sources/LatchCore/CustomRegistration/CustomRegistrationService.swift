@@ -264,7 +264,7 @@ public struct CustomRegistrationService: Sendable {
         try Self.checkOpen(transaction, now: now)
         try await update(transaction.id, at: now) {
             $0.finishCustomTransaction(
-                id: transaction.id, state: .cancelled, userID: nil, registrationID: nil, status: nil, at: now, ifUnavailable: $1)
+                id: transaction.id, state: .cancelled, userID: nil, registrationID: nil, status: transaction.lastStatus, at: now, ifUnavailable: $1)
         }
         logger.info("custom registration cancelled", metadata: ["transaction": "\(transaction.id)"])
     }
