@@ -72,6 +72,7 @@ import Synchronization
 /// | `login.sensitiveMaxAge` | `300` | how recent an issuer login sensitive operations need, s (1–86400) |
 /// | `login.refreshBeyondValidity` | `false` | let issuer-login sessions refresh past `login.validity` (up to `tokens.refreshLifetime`) |
 /// | `hooks.allowPrivateAddresses` | `false` | let custom-registration hooks be on loopback or private addresses (SSRF guard off) |
+/// | `dpop.requireNonce` | `false` | DPoP proofs must carry the server's nonce (RFC 9449 §8) |
 /// | `admin.token` | generated, printed once | the bootstrap admin token (stored hashed) |
 /// | `clients.default` | `default` | client id used when a request names none |
 /// | `log.level` | `info` | `trace` … `critical` |
@@ -109,6 +110,8 @@ public struct LatchConfiguration: Sendable {
     public var issuerLogin = IssuerLoginSettings()
     /// Custom-registration hooks may be on loopback and private addresses.
     public var hooksAllowPrivateAddresses = false
+    /// DPoP proofs must carry the server's nonce (`dpop.requireNonce`).
+    public var dpopRequireNonce = false
     public var fidoRPID: String?
     public var fidoOrigins: [String] = []
     public var fidoRequireUserVerification = false
@@ -246,6 +249,7 @@ public struct LatchConfiguration: Sendable {
         issuerLogin.sensitiveMaxAge = try ranged("login.sensitiveMaxAge", issuerLogin.sensitiveMaxAge)
         issuerLogin.refreshBeyondValidity = reader.bool(forKey: "login.refreshBeyondValidity", default: false)
         hooksAllowPrivateAddresses = reader.bool(forKey: "hooks.allowPrivateAddresses", default: false)
+        dpopRequireNonce = reader.bool(forKey: "dpop.requireNonce", default: false)
         issuerLogin.clockSkew = assertions.clockSkew
         fidoRPID = reader.string(forKey: "fido.rpId").flatMap { $0.isEmpty ? nil : $0 }
         fidoOrigins = (reader.string(forKey: "fido.origins") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -390,7 +394,7 @@ public struct LatchConfiguration: Sendable {
         "attestation.playIntegrityRequireLicensed", "fido.rpId", "fido.origins", "fido.requireUserVerification",
         "fido.requireAttestation", "fido.allowedAaguids", "fido.deniedAaguids", "fido.maxAuthenticatorsPerUser", "oob.tokenLifetime", "fido.signUp", "fido.trustAnchors", "fido.metadataBlob", "fido.metadataRoots", "fido.pin.minLength",
         "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns", "login.validity", "login.sensitiveMaxAge",
-        "login.refreshBeyondValidity", "hooks.allowPrivateAddresses",
+        "login.refreshBeyondValidity", "hooks.allowPrivateAddresses", "dpop.requireNonce",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —

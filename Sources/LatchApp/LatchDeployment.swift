@@ -113,7 +113,12 @@ public struct LatchDeployment: Sendable {
                 rateLimitPerMinute: configuration.rateLimitPerMinute, trustForwardedFor: configuration.trustForwardedFor,
                 trustedHops: configuration.trustedHops, adminFailuresPerMinute: configuration.adminFailuresPerMinute),
             keys: keys, clients: clients,
-            tokens: TokenEndpoint(grants: grants, clients: clients),
+            tokens: TokenEndpoint(
+                grants: grants, clients: clients,
+                dpop: DPoPGate(
+                    store: store, settings: DPoPSettings(requireNonce: configuration.dpopRequireNonce),
+                    nonces: DPoPNonces(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "dpop nonce mac v1"), lifetime: 300, clock: clock),
+                    issuer: configuration.issuerURL, clock: clock)),
             revocation: TokenRevocation(store: store, refreshTokens: refreshTokens, accessTokens: accessTokens, clock: clock, logger: logger),
             accessTokens: accessTokens,
             sessions: sessions,

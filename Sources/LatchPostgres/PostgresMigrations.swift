@@ -227,6 +227,13 @@ enum PostgresMigrations {
                 "CREATE INDEX custom_transactions_expiry ON custom_transactions (expires_at)",
             ]
         ),
+        (
+            "0012_dpop",
+            [
+                // The RFC 7638 thumbprint of the DPoP key a session's tokens are bound to (RFC 9449), if any.
+                "ALTER TABLE sessions ADD COLUMN dpop_jkt TEXT",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

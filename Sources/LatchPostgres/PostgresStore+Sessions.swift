@@ -3,33 +3,33 @@ import LatchCore
 import PostgresNIO
 
 extension PostgresStore: SessionStore {
-    typealias SessionRow = (String, String, String, Int64, String, String, Int64, Int64, Int64?, Int64, Int64?, Int64?)
+    typealias SessionRow = (String, String, String, Int64, String, String, Int64, Int64, Int64?, Int64, Int64?, Int64?, String?)
 
     static let sessionColumns =
-        "id, user_id, client_id, auth_time, amr, scope, created_at, expires_at, revoked_at, generation, retry_generation, rotated_at"
+        "id, user_id, client_id, auth_time, amr, scope, created_at, expires_at, revoked_at, generation, retry_generation, rotated_at, dpop_jkt"
 
     /// A session and its user, joined.
     static let sessionAndUser = """
         SELECT s.id, s.user_id, s.client_id, s.auth_time, s.amr, s.scope, s.created_at, s.expires_at, s.revoked_at,
-               s.generation, s.retry_generation, s.rotated_at,
+               s.generation, s.retry_generation, s.rotated_at, s.dpop_jkt,
                u.id, u.username, u.kind, u.issuer, u.subject, u.claims, u.created_at
         FROM sessions s JOIN users u ON u.id = s.user_id
         """
 
     typealias SessionAndUserRow = (
-        String, String, String, Int64, String, String, Int64, Int64, Int64?, Int64, Int64?, Int64?,
+        String, String, String, Int64, String, String, Int64, Int64, Int64?, Int64, Int64?, Int64?, String?,
         String, String, String, String?, String?, String, Int64
     )
 
     static func sessionAndUser(_ row: SessionAndUserRow) throws -> (Session, User) {
-        (session((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11)),
-         try user((row.12, row.13, row.14, row.15, row.16, row.17, row.18)))
+        (session((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11, row.12)),
+         try user((row.13, row.14, row.15, row.16, row.17, row.18, row.19)))
     }
 
     static func session(_ row: SessionRow) -> Session {
         Session(
             id: row.0, userID: row.1, clientID: row.2, authTime: row.3, amr: StoredForm.amr(row.4), scope: row.5, createdAt: row.6,
-            expiresAt: row.7, revokedAt: row.8, generation: row.9, retryGeneration: row.10, rotatedAt: row.11)
+            expiresAt: row.7, revokedAt: row.8, generation: row.9, retryGeneration: row.10, rotatedAt: row.11, dpopJKT: row.12)
     }
 
     public func session(id: String) async throws -> Session? {
@@ -57,6 +57,7 @@ extension PostgresStore: SessionStore {
             SELECT c.id, CASE
                 WHEN c.revoked_at IS NOT NULL OR c.expires_at <= $2 THEN 'inactive'
                 WHEN c.client_id <> $3 THEN 'wrongClient'
+                WHEN c.dpop_jkt IS NOT NULL AND c.dpop_jkt IS DISTINCT FROM $6 THEN 'wrongKey'
                 WHEN $4 > c.generation THEN 'unknown'
                 WHEN $4 = c.generation THEN 'rotated'
                 WHEN $4 = c.retry_generation AND $2 - c.rotated_at <= $5 THEN 'reissued'
@@ -73,14 +74,14 @@ extension PostgresStore: SessionStore {
             RETURNING t.*
         )
         SELECT d.outcome, s.id, s.user_id, s.client_id, s.auth_time, s.amr, s.scope, s.created_at, s.expires_at, s.revoked_at,
-               s.generation, s.retry_generation, s.rotated_at,
+               s.generation, s.retry_generation, s.rotated_at, s.dpop_jkt,
                u.id, u.username, u.kind, u.issuer, u.subject, u.claims, u.created_at
         FROM decision d
         JOIN LATERAL (SELECT * FROM changed UNION ALL SELECT * FROM current WHERE NOT EXISTS (SELECT 1 FROM changed)) s ON true
         JOIN users u ON u.id = s.user_id
         """
 
-    public func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, now: Int64, grace: Int64) async throws
+    public func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, presentedKey: String?, now: Int64, grace: Int64) async throws
         -> (RefreshRotation.Outcome, Session, User)?
     {
         let row = try await query("rotateRefreshToken") { client in
@@ -90,16 +91,17 @@ extension PostgresStore: SessionStore {
             statement.binds.append(clientID)
             statement.binds.append(presented)
             statement.binds.append(grace)
+            statement.binds.append(presentedKey)
             return try await client.query(statement).first(
-                (String, String, String, String, Int64, String, String, Int64, Int64, Int64?, Int64, Int64?, Int64?,
+                (String, String, String, String, Int64, String, String, Int64, Int64, Int64?, Int64, Int64?, Int64?, String?,
                  String, String, String, String?, String?, String, Int64).self)
         }
         guard let row else { return nil }
         guard let outcome = RefreshRotation.Outcome(rawValue: row.0) else {
             throw StoreUnavailableError("the rotation statement answered an unknown outcome \(row.0)")
         }
-        let session = Self.session((row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11, row.12))
-        return (outcome, session, try Self.user((row.13, row.14, row.15, row.16, row.17, row.18, row.19)))
+        let session = Self.session((row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11, row.12, row.13))
+        return (outcome, session, try Self.user((row.14, row.15, row.16, row.17, row.18, row.19, row.20)))
     }
 
     /// Optimistic attempts before ``updateSession(id:_:)`` takes the row's lock.
@@ -166,10 +168,10 @@ extension PostgresTransaction: SessionWrites {
         execute(
             """
             INSERT INTO sessions (id, user_id, client_id, auth_time, amr, scope, created_at, expires_at, revoked_at, generation,
-                                  retry_generation, rotated_at, purge_at)
+                                  retry_generation, rotated_at, dpop_jkt, purge_at)
             VALUES (\(session.id), \(session.userID), \(session.clientID), \(session.authTime), \(StoredForm.amrText(session.amr)),
                     \(session.scope), \(session.createdAt), \(session.expiresAt), \(session.revokedAt), \(session.generation),
-                    \(session.retryGeneration), \(session.rotatedAt), \(purgeAt))
+                    \(session.retryGeneration), \(session.rotatedAt), \(session.dpopJKT), \(purgeAt))
             """)
     }
 

@@ -315,6 +315,12 @@ enum Migrations {
                 CREATE INDEX custom_transactions_provider ON custom_transactions (provider_id, state);
                 CREATE INDEX custom_transactions_expiry ON custom_transactions (expires_at);
                 """),
+        Migration(
+            name: "0012_dpop",
+            sql: """
+                -- The RFC 7638 thumbprint of the DPoP key a session's tokens are bound to (RFC 9449), if any.
+                ALTER TABLE sessions ADD COLUMN dpop_jkt TEXT;
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

@@ -2,7 +2,7 @@ import LatchCore
 
 extension SQLiteStore: SessionStore {
     static let sessionColumns =
-        "id, user_id, client_id, auth_time, amr, scope, created_at, expires_at, revoked_at, generation, retry_generation, rotated_at"
+        "id, user_id, client_id, auth_time, amr, scope, created_at, expires_at, revoked_at, generation, retry_generation, rotated_at, dpop_jkt"
 
     /// A session and its user, in one lookup.
     static let sessionAndUser = """
@@ -24,7 +24,7 @@ extension SQLiteStore: SessionStore {
             id: row.text(offset), userID: row.text(offset + 1), clientID: row.text(offset + 2), authTime: row.int(offset + 3),
             amr: StoredForm.amr(row.text(offset + 4)), scope: row.text(offset + 5), createdAt: row.int(offset + 6),
             expiresAt: row.int(offset + 7), revokedAt: row.optionalInt(offset + 8), generation: row.int(offset + 9),
-            retryGeneration: row.optionalInt(offset + 10), rotatedAt: row.optionalInt(offset + 11))
+            retryGeneration: row.optionalInt(offset + 10), rotatedAt: row.optionalInt(offset + 11), dpopJKT: row.optionalText(offset + 12))
     }
 
     public func session(id: String) async throws -> Session? {
@@ -35,21 +35,22 @@ extension SQLiteStore: SessionStore {
 
     public func sessionWithUser(id: String) async throws -> (Session, User)? {
         try await read { db in
-            try db.row(Self.sessionAndUser, [.text(id)]).map { (Self.decodeSession($0), try Self.decodeUser($0, offset: 12)) }
+            try db.row(Self.sessionAndUser, [.text(id)]).map { (Self.decodeSession($0), try Self.decodeUser($0, offset: 13)) }
         }
     }
 
     /// ``updateSession(id:_:)`` with the rotation rule, written out for concrete types: the hottest write,
     /// without the generic closure's overhead.
-    public func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, now: Int64, grace: Int64) async throws
+    public func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, presentedKey: String?, now: Int64, grace: Int64) async throws
         -> (RefreshRotation.Outcome, Session, User)?
     {
         try await job { db -> (RefreshRotation.Outcome, Session, User)? in
             guard let row = try db.row(Self.sessionAndUser, [.text(sessionID)]) else { return nil }
             let session = Self.decodeSession(row)
-            let update = RefreshRotation.decide(session, presented: presented, clientID: clientID, now: now, grace: grace)
+            let update = RefreshRotation.decide(
+                session, presented: presented, clientID: clientID, presentedKey: presentedKey, now: now, grace: grace)
             if let next = update.session { try Self.writeState(next, id: sessionID, on: db) }
-            return (update.result, update.session ?? session, try Self.decodeUser(row, offset: 12))
+            return (update.result, update.session ?? session, try Self.decodeUser(row, offset: 13))
         }
     }
 
@@ -64,7 +65,7 @@ extension SQLiteStore: SessionStore {
     ) async throws -> Result? {
         try await job { db in
             guard let row = try db.row(Self.sessionAndUser, [.text(id)]) else { return nil }
-            let update = decide(Self.decodeSession(row), try Self.decodeUser(row, offset: 12))
+            let update = decide(Self.decodeSession(row), try Self.decodeUser(row, offset: 13))
             if let next = update.session { try Self.writeState(next, id: id, on: db) }
             return update.result
         }
@@ -77,12 +78,12 @@ extension SQLiteTransaction: SessionWrites {
             try db.run(
                 """
                 INSERT INTO sessions (\(SQLiteStore.sessionColumns), purge_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """,
                 [
                     .text(session.id), .text(session.userID), .text(session.clientID), .int(session.authTime),
                     .text(StoredForm.amrText(session.amr)), .text(session.scope), .int(session.createdAt), .int(session.expiresAt),
-                    session.revokedAt.sql, .int(session.generation), session.retryGeneration.sql, session.rotatedAt.sql,
+                    session.revokedAt.sql, .int(session.generation), session.retryGeneration.sql, session.rotatedAt.sql, session.dpopJKT.sql,
                     .int(session.revokedAt.map { min(session.expiresAt, $0 + 86_400) } ?? session.expiresAt),
                 ])
             return nil

@@ -16,7 +16,8 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
         DiscoveryController(
             keys: services.keys, issuer: services.settings.issuer, algorithm: services.settings.signingAlgorithm,
             scopes: services.settings.scopes, grantTypes: services.tokens.grantTypes, proofTypes: services.registration.proofTypes,
-            introspection: services.issuerLogin != nil, customRegistration: services.customRegistration != nil
+            introspection: services.issuerLogin != nil, customRegistration: services.customRegistration != nil,
+            dpop: services.tokens.dpop != nil
         ).endpoints)
     let oauth = OAuthController(tokens: services.tokens, revocation: services.revocation, sessions: services.sessions, clients: services.clients)
     // The unauthenticated endpoints that write (sign-in, registration, challenge) are rate-limited per address.
@@ -25,7 +26,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
         RegistrationController(registration: services.registration, nonces: services.nonces).endpoints)
     router.addRoutes(HealthController(store: services.readiness).endpoints, atPath: "health")
 
-    let bearer = BearerAuthenticator(accessTokens: services.accessTokens)
+    let bearer = BearerAuthenticator(accessTokens: services.accessTokens, dpop: services.tokens.dpop)
     oauth.userInfoEndpoints(router.group("oauth2").add(middleware: bearer).group(context: SignedInContext.self))
     let me = router.group("v1/me").add(middleware: bearer).group(context: SignedInContext.self)
     MeController(sessions: services.sessions).add(to: me)

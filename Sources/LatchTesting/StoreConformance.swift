@@ -99,7 +99,7 @@ public enum StoreConformance {
     public static func refresh(_ store: any LatchStore, _ sid: String, _ n: Int64, now: Int64, client: String = "app") async throws
         -> (RefreshRotation.Outcome?, Int64?)
     {
-        guard let (outcome, session, _) = try await store.rotateRefreshToken(sessionID: sid, presented: n, clientID: client, now: now, grace: 10)
+        guard let (outcome, session, _) = try await store.rotateRefreshToken(sessionID: sid, presented: n, clientID: client, presentedKey: nil, now: now, grace: 10)
         else { return (nil, nil) }
         return (outcome, outcome == .rotated || outcome == .reissued ? session.generation : nil)
     }
@@ -208,7 +208,8 @@ public enum StoreConformance {
                     id: "s\(index)", userID: alice.id, clientID: Bool.random(using: &random) ? "app" : "other", authTime: 900,
                     amr: ["pop", "hwk"], scope: "openid profile", createdAt: 900, expiresAt: Int64.random(in: 1000...1030, using: &random),
                     revokedAt: Int64.random(in: 0...5, using: &random) == 0 ? 990 : nil, generation: generation, retryGeneration: retry,
-                    rotatedAt: retry == nil ? nil : Int64.random(in: 995...1010, using: &random))
+                    rotatedAt: retry == nil ? nil : Int64.random(in: 995...1010, using: &random),
+                    dpopJKT: [nil, nil, "jkt-1"].randomElement(using: &random)!)
                 #expect(try await start(store, state) == nil)
                 #expect(try await store.session(id: state.id) == state, "insertSession keeps every field")
                 // Mostly the rule's boundaries: the live or retry generation, one past the live one; the last second
@@ -217,24 +218,27 @@ public enum StoreConformance {
                 let rotatedAt = state.rotatedAt ?? 1000
                 let now = [rotatedAt + 10, rotatedAt + 11, rotatedAt + 9, state.expiresAt - 1, state.expiresAt, Int64.random(in: 1000...1025, using: &random)]
                     .randomElement(using: &random)!
-                let expected = RefreshRotation.decide(state, presented: presented, clientID: "app", now: now, grace: 10)
+                // A DPoP-bound session's refresh proves its key, another, or none.
+                let key = [nil, "jkt-1", "jkt-2"].randomElement(using: &random)!
+                let expected = RefreshRotation.decide(state, presented: presented, clientID: "app", presentedKey: key, now: now, grace: 10)
                 let outcome = try await store.updateSession(id: state.id) { session, user in
                     #expect(session == state && user.id == alice.id)
-                    return RefreshRotation.decide(session, presented: presented, clientID: "app", now: now, grace: 10)
+                    return RefreshRotation.decide(session, presented: presented, clientID: "app", presentedKey: key, now: now, grace: 10)
                 }
-                #expect(outcome == expected.result, "state \(state), presented \(presented), now \(now)")
+                #expect(outcome == expected.result, "state \(state), presented \(presented), key \(key ?? "none"), now \(now)")
                 #expect(try await store.session(id: state.id) == (expected.session ?? state), "state \(state), presented \(presented), now \(now)")
                 // The same state again under another id, through the store's rotation primitive.
                 var twin = state
                 twin.id = "r\(index)"
                 #expect(try await start(store, twin) == nil)
-                let rotated = try #require(try await store.rotateRefreshToken(sessionID: twin.id, presented: presented, clientID: "app", now: now, grace: 10))
+                let rotated = try #require(
+                    try await store.rotateRefreshToken(sessionID: twin.id, presented: presented, clientID: "app", presentedKey: key, now: now, grace: 10))
                 var expectedTwin = expected.session ?? state
                 expectedTwin.id = twin.id
                 #expect(rotated.0 == expected.result && rotated.1 == expectedTwin && rotated.2.id == alice.id, "rotateRefreshToken on \(state), presented \(presented), now \(now)")
                 #expect(try await store.session(id: twin.id) == expectedTwin)
             }
-            #expect(try await store.rotateRefreshToken(sessionID: "nope", presented: 0, clientID: "app", now: 1000, grace: 10) == nil)
+            #expect(try await store.rotateRefreshToken(sessionID: "nope", presented: 0, clientID: "app", presentedKey: nil, now: 1000, grace: 10) == nil)
             #expect(try await store.updateSession(id: "nope") { _, _ in SessionUpdate(session: nil, result: 1) } == nil)
         },
         Check(name: "rotation: live rotates; retry within grace reissues; a dead successor is reuse and the revocation commits") { store, _ in

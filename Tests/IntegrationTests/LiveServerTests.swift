@@ -9,10 +9,13 @@ import FoundationNetworking
 #endif
 
 /// Minimal HTTP for the live tests.
-func http(_ method: String, _ url: String, form: [String: String]? = nil, bearer: String? = nil) async throws -> (Int, JSONValue) {
+func http(_ method: String, _ url: String, form: [String: String]? = nil, bearer: String? = nil, headers: [String: String] = [:]) async throws
+    -> (Int, JSONValue)
+{
     var request = URLRequest(url: URL(string: url)!)
     request.httpMethod = method
     if let bearer { request.setValue("Bearer \(bearer)", forHTTPHeaderField: "Authorization") }
+    for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
     if let form {
         request.setValue("application/x-www-form-urlencoded", forHTTPHeaderField: "Content-Type")
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))

@@ -30,7 +30,8 @@ extension AdminService {
                     packageNames: android.packageNames,
                     playIntegrity: android.playIntegrity.map { AdminPlayIntegrity(verificationKey: $0.verificationKey, hasDecryptionKey: true) },
                     requestHashMode: android.requestHashMode)
-            })
+            },
+            dpop: (client.evidence.dpop ?? .default).mode.rawValue, dpopAttested: (client.evidence.dpop ?? .default).attested)
     }
 
     public func deleteClient(id: String) async throws {

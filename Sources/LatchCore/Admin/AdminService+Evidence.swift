@@ -12,7 +12,9 @@ extension AdminService {
     /// Applies `patch` to client `id`: each platform present replaces its settings (secrets sealed, kept when
     /// omitted), an empty `appIds` / `packageNames` removes the platform.
     public func patchClient(id: String, _ patch: AdminClientPatch) async throws -> AdminClient {
-        guard patch.ios != nil || patch.android != nil else { throw LatchError.invalidInput("ios or android is required") }
+        guard patch.ios != nil || patch.android != nil || patch.dpop != nil || patch.dpopAttested != nil else {
+            throw LatchError.invalidInput("ios, android, dpop or dpopAttested is required")
+        }
         let all = try await store.clients()
         guard var client = all.first(where: { $0.id == id }) else { throw LatchError.notFound("no such client") }
         // An App ID or package belongs to one client: attestation finds the app by it.
@@ -26,6 +28,18 @@ extension AdminService {
         }
         if let ios = patch.ios { client.evidence.ios = try checkedIOS(ios, client: id, stored: client.evidence.ios) }
         if let android = patch.android { client.evidence.android = try checkedAndroid(android, client: id, stored: client.evidence.android) }
+        if patch.dpop != nil || patch.dpopAttested != nil {
+            var policy = client.evidence.dpop ?? .default
+            if let mode = patch.dpop {
+                guard let parsed = DPoPPolicy.Mode(rawValue: mode) else { throw LatchError.invalidInput("dpop must be off, allowed or required") }
+                policy.mode = parsed
+            }
+            if let attested = patch.dpopAttested { policy.attested = attested }
+            guard !(policy.attested && policy.mode == .off) else {
+                throw LatchError.invalidInput("dpopAttested needs dpop allowed or required")
+            }
+            client.evidence.dpop = policy
+        }
         let evidence = client.evidence
         do {
             try await store.write { $0.updateClientEvidence(id: id, evidence: evidence, ifMissing: EvidenceRefusal.missing) }

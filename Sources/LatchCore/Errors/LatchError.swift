@@ -15,13 +15,23 @@ public struct LatchError: Error, Sendable, CustomStringConvertible {
     public let detail: String?
     /// Members the error object carries besides `error` and `error_description` (e.g. a PIN's `pinStatus`).
     public let members: [String: JSONValue]
+    /// Response headers the answer carries (e.g. `DPoP-Nonce`).
+    public let headers: [String: String]
+    /// Where an error is answered at a protected resource rather than at the token endpoint (RFC 9449 §7.1: DPoP
+    /// errors are 401 with a `WWW-Authenticate: DPoP` challenge there, 400 at the token endpoint).
+    public let atResource: Bool
 
-    public init(_ code: ErrorCode, _ message: String, maxAge: Int? = nil, detail: String? = nil, members: [String: JSONValue] = [:]) {
+    public init(
+        _ code: ErrorCode, _ message: String, maxAge: Int? = nil, detail: String? = nil, members: [String: JSONValue] = [:],
+        headers: [String: String] = [:], atResource: Bool = false
+    ) {
         self.code = code
         self.message = message
         self.maxAge = maxAge
         self.detail = detail
         self.members = members
+        self.headers = headers
+        self.atResource = atResource
     }
 
     public var description: String { "\(code.rawValue): \(message)" + (detail.map { " (\($0))" } ?? "") }

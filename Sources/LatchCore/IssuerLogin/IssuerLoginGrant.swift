@@ -122,14 +122,22 @@ public struct IssuerLoginGrant: TokenGrant {
             }
         }
         let spends = verified.map { SingleUse.jti($0.jwtID, issuer: $0.issuer, until: $0.expiresAt.adding(seconds: settings.clockSkew)) }
-        // Step 3.
+        // Step 3. DPoP: a new session is bound to the proof's key; adding to a bound session proves that key.
+        if request.dpop != nil, request.dpopPolicy.attested {
+            throw LatchError(.invalidDPoPProof, "this client binds tokens only to a device's registered sign-in key; an issuer login has none")
+        }
         if let caller = adding {
+            if let bound = caller.session.dpopJKT, bound != request.dpop?.thumbprint {
+                throw LatchError(.invalidDPoPProof, "this session is bound to a DPoP key: prove it to add issuer tokens")
+            }
             return try await add(pairs, spending: spends, to: caller, client: request.client, now: now)
         }
-        return try await login(pairs, spending: spends, client: request.client, scope: scope, now: now)
+        return try await login(pairs, spending: spends, client: request.client, scope: scope, dpopKey: request.dpop?.thumbprint, now: now)
     }
 
-    func login(_ pairs: [ConsumerPair], spending spends: [SingleUse], client: Client, scope: String, now: Int64) async throws -> TokenResponse {
+    func login(_ pairs: [ConsumerPair], spending spends: [SingleUse], client: Client, scope: String, dpopKey: String?, now: Int64) async throws
+        -> TokenResponse
+    {
         guard pairs.count <= settings.maximumPairs else {
             throw LatchError.invalidGrant("a login holds at most \(settings.maximumPairs) (issuer, consumer) pairs")
         }
@@ -146,7 +154,7 @@ public struct IssuerLoginGrant: TokenGrant {
                     subject: principal.consumer, claims: [:], createdAt: now)
             let session = Session(
                 id: random.timeOrderedID(now: clock.now()), userID: user.id, clientID: client.id, authTime: now, amr: [Self.method], scope: scope,
-                createdAt: now, expiresAt: now.adding(seconds: lifetime))
+                createdAt: now, expiresAt: now.adding(seconds: lifetime), dpopJKT: dpopKey)
             do {
                 try await store.write { transaction in
                     for (index, spend) in spends.enumerated() { transaction.consume(spend, ifUnavailable: Refusal.replayed(index)) }

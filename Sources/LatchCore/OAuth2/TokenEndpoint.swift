@@ -3,10 +3,13 @@ import LatchModel
 public struct TokenEndpoint: Sendable {
     let grants: [String: any TokenGrant]
     let clients: ClientRegistry
+    /// DPoP (RFC 9449): checks and spends proofs; nil serves bearer tokens only.
+    public let dpop: DPoPGate?
 
-    public init(grants: [any TokenGrant], clients: ClientRegistry) {
+    public init(grants: [any TokenGrant], clients: ClientRegistry, dpop: DPoPGate? = nil) {
         self.grants = Dictionary(grants.map { ($0.grantType, $0) }, uniquingKeysWith: { first, _ in first })
         self.clients = clients
+        self.dpop = dpop
     }
 
     /// The grant types served, sorted (for the discovery document).
@@ -20,8 +23,13 @@ public struct TokenEndpoint: Sendable {
     ///
     /// - Step 1. `grant_type` is present.
     /// - Step 2. The client is known (`invalid_client`).
-    /// - Step 3. The grant type is served (`unsupported_grant_type`), and its handler answers.
-    public func exchange(_ parameters: [String: String], repeated: [String: [String]] = [:], bearer: String? = nil) async throws -> TokenResponse {
+    /// - Step 3. The grant type is served (`unsupported_grant_type`).
+    /// - Step 4. The DPoP proof, under the client's policy: checked (RFC 9449 §4.3) and its `jti` spent — a proof is
+    ///   good for one request, even one that then fails.
+    /// - Step 5. The grant's handler answers.
+    public func exchange(
+        _ parameters: [String: String], repeated: [String: [String]] = [:], bearer: String? = nil, dpopHeaders: [String] = []
+    ) async throws -> TokenResponse {
         // Step 1.
         guard let grantType = parameters["grant_type"], !grantType.isEmpty else {
             throw LatchError.invalidRequest("grant_type is required")
@@ -32,6 +40,9 @@ public struct TokenEndpoint: Sendable {
         guard let grant = grants[grantType] else {
             throw LatchError(.unsupportedGrantType, "grant_type must be one of: \(grantTypes.joined(separator: ", "))")
         }
-        return try await grant.exchange(TokenRequest(parameters: parameters, client: client, repeated: repeated, bearer: bearer))
+        // Step 4.
+        let proof = try await dpop?.tokenEndpoint(headers: dpopHeaders, policy: client.evidence.dpop ?? .default)
+        // Step 5.
+        return try await grant.exchange(TokenRequest(parameters: parameters, client: client, repeated: repeated, bearer: bearer, dpop: proof))
     }
 }

@@ -1,4 +1,6 @@
+import LatchJOSE
 import LatchModel
+
 /// A token request as a grant handler sees it: its form parameters and the client it names.
 public struct TokenRequest: Sendable {
     /// Form parameters, each present at most once.
@@ -9,13 +11,21 @@ public struct TokenRequest: Sendable {
     public let repeated: [String: [String]]
     /// The access token of `Authorization: Bearer`, for grants that act on a signed-in session.
     public let bearer: String?
+    /// The request's DPoP proof (RFC 9449), checked and spent: the tokens issued are bound to its key.
+    public let dpop: DPoP.Proof?
 
-    public init(parameters: [String: String], client: Client, repeated: [String: [String]] = [:], bearer: String? = nil) {
+    public init(
+        parameters: [String: String], client: Client, repeated: [String: [String]] = [:], bearer: String? = nil, dpop: DPoP.Proof? = nil
+    ) {
         self.parameters = parameters
         self.client = client
         self.repeated = repeated
         self.bearer = bearer
+        self.dpop = dpop
     }
+
+    /// The client's DPoP policy.
+    public var dpopPolicy: DPoPPolicy { client.evidence.dpop ?? .default }
 
     /// Every value of a repeatable parameter, in request order.
     public func values(_ name: String) -> [String] {

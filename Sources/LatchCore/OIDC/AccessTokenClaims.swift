@@ -15,6 +15,8 @@ public struct AccessTokenClaims: Sendable, Hashable {
     public var authTime: Int64
     /// For an issuer login: the (issuer, consumer) pairs the session held when the token was issued.
     public var consumers: [ConsumerPair]?
+    /// RFC 9449 §6.1 `cnf.jkt`: the thumbprint of the DPoP key the token is bound to.
+    public var confirmationKey: String?
 
     public init(
         issuer: String, subject: String, audience: String, clientID: String, issuedAt: Int64, expiresAt: Int64,
@@ -51,6 +53,12 @@ public struct AccessTokenClaims: Sendable, Hashable {
             writer.key(ConsumerPair.claimName)
             writer.write(ConsumerPair.claim(consumers))
         }
+        if let confirmationKey {
+            writer.key("cnf")
+            writer.beginObject()
+            writer.member("jkt", confirmationKey)
+            writer.endObject()
+        }
         writer.endObject()
         return writer.bytes
     }
@@ -71,5 +79,9 @@ public struct AccessTokenClaims: Sendable, Hashable {
         self.init(
             issuer: issuer, subject: subject, audience: audience, clientID: clientID, issuedAt: issuedAt,
             expiresAt: expiresAt, jwtID: jwtID, scope: scope, sessionID: sessionID, authTime: authTime, consumers: consumers)
+        if let cnf = claims["cnf"] {
+            guard case .string(let jkt)? = cnf["jkt"] else { return nil }
+            confirmationKey = jkt
+        }
     }
 }

@@ -20,20 +20,23 @@ public struct TokenMinter: Sendable {
     ]
 
     /// The token response for a session at `now`, carrying `refreshToken`; an issuer login's tokens list its
-    /// `consumers`.
-    public func response(user: User, session: Session, refreshToken: String, now: Int64, consumers: [ConsumerPair]? = nil) throws
-        -> TokenResponse
-    {
+    /// `consumers`. The access token is bound (`cnf.jkt`, `token_type: DPoP`) to `dpopKey` — the session's binding,
+    /// or the key a refresh of an unbound session proved.
+    public func response(
+        user: User, session: Session, refreshToken: String, now: Int64, consumers: [ConsumerPair]? = nil, dpopKey: String? = nil
+    ) throws -> TokenResponse {
         let signer = keys.signer
         var idClaims = idTokenClaims(user: user, session: session, now: now)
         idClaims.consumers = consumers
         var accessClaims = accessTokenClaims(user: user, session: session, now: now)
         accessClaims.consumers = consumers
+        let bound = session.dpopJKT ?? dpopKey
+        accessClaims.confirmationKey = bound
         let idToken = try signer.sign(claimsJSON: idClaims.json, type: "JWT")
         let accessToken = try signer.sign(claimsJSON: accessClaims.json, type: "at+jwt")
         return TokenResponse(
-            accessToken: accessToken, expiresIn: Int(settings.accessTokenLifetime), refreshToken: refreshToken,
-            refreshExpiresIn: Int(max(0, session.expiresAt - now)), idToken: idToken, scope: session.scope)
+            accessToken: accessToken, tokenType: bound == nil ? "Bearer" : "DPoP", expiresIn: Int(settings.accessTokenLifetime),
+            refreshToken: refreshToken, refreshExpiresIn: Int(max(0, session.expiresAt - now)), idToken: idToken, scope: session.scope)
     }
 
     func idTokenClaims(user: User, session: Session, now: Int64) -> IDTokenClaims {

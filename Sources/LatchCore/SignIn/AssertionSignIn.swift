@@ -15,6 +15,8 @@ public struct VerifiedSignIn: Sendable {
     public var advancesSignCount: (keyID: String, signCount: UInt32)?
     /// A FIDO authenticator whose counter moves to `signCount` in the same transaction (compare-and-set).
     public var usesAuthenticator: (id: String, signCount: UInt32, failedAttempts: Int)?
+    /// The registered device sign-in key that signed the assertion, for attested DPoP (the proof key must be it).
+    public var deviceKey: DeviceKey?
 
     public init(
         user: User, amr: [String], consumes: SingleUse, updatedClaims: [String: JSONValue]? = nil,

@@ -29,8 +29,10 @@ public struct DeviceKeySignIn: AssertionSignIn {
             let username = try? Usernames.native(iss), let expiresAt = nonces.expiry(of: nonce, username: username, now: now)
         else { throw LatchError.invalidGrant("the nonce is not one Latch issued for this username, or it has expired") }
         let verified = try await verifier.verify(assertion, as: DeviceAssertion(store: store, settings: settings, username: username, now: now))
-        return VerifiedSignIn(
+        var signIn = VerifiedSignIn(
             user: verified.key.0, amr: ["pop"], consumes: .jti(nonce, issuer: SignInNonces.consumedIssuer, until: expiresAt))
+        signIn.deviceKey = verified.key.1
+        return signIn
     }
 }
 

@@ -1,3 +1,4 @@
+import LatchJOSE
 import LatchModel
 import Logging
 
@@ -33,10 +34,22 @@ public struct SessionOpener: Sendable {
         case replayed, userGone, counter
     }
 
-    public func open(_ signIn: VerifiedSignIn, client: Client, scope: String, now: Int64) async throws -> TokenResponse {
+    /// Opens a session for a verified sign-in; with a DPoP proof, its tokens are bound to the proof's key (for a
+    /// client with attested DPoP, only when that key is the device key that signed in: `amr` then adds `hwk` for an
+    /// attested key, `swk` for a test key).
+    public func open(_ signIn: VerifiedSignIn, client: Client, scope: String, now: Int64, dpop: DPoP.Proof? = nil) async throws -> TokenResponse {
+        var amr = signIn.amr
+        if let dpop, (client.evidence.dpop ?? .default).attested {
+            guard let deviceKey = signIn.deviceKey, deviceKey.key.thumbprint == dpop.thumbprint else {
+                throw LatchError(
+                    .invalidDPoPProof, "this client binds tokens only to the device's registered sign-in key: sign in with it and prove it")
+            }
+            let method = deviceKey.attestation == nil ? "swk" : "hwk"
+            if !amr.contains(method) { amr.append(method) }
+        }
         let session = Session(
             id: random.timeOrderedID(now: clock.now()), userID: signIn.user.id, clientID: client.id, authTime: now,
-            amr: signIn.amr, scope: scope, createdAt: now, expiresAt: now.adding(seconds: tokens.refreshFamilyLifetime))
+            amr: amr, scope: scope, createdAt: now, expiresAt: now.adding(seconds: tokens.refreshFamilyLifetime), dpopJKT: dpop?.thumbprint)
         do {
             try await store.write { Self.start(session, signIn, on: $0) }
         } catch Refusal.replayed {

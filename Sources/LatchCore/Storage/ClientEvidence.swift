@@ -7,10 +7,13 @@ import LatchModel
 public struct ClientEvidence: Codable, Sendable, Hashable {
     public var ios: IOS?
     public var android: Android?
+    /// Token binding (RFC 9449); nil is ``DPoPPolicy/default``.
+    public var dpop: DPoPPolicy?
 
-    public init(ios: IOS? = nil, android: Android? = nil) {
+    public init(ios: IOS? = nil, android: Android? = nil, dpop: DPoPPolicy? = nil) {
         self.ios = ios
         self.android = android
+        self.dpop = dpop
     }
 
     /// Apple platforms.

@@ -21,12 +21,16 @@ public struct Session: Sendable, Hashable {
     public var retryGeneration: Int64?
     /// When `retryGeneration` was rotated.
     public var rotatedAt: Int64?
+    /// The RFC 7638 thumbprint of the DPoP key the session's tokens are bound to (RFC 9449): every refresh must prove
+    /// possession of that key. Never changes.
+    public var dpopJKT: String?
 
     public init(
         id: String, userID: String, clientID: String, authTime: Int64, amr: [String], scope: String,
         createdAt: Int64, expiresAt: Int64, revokedAt: Int64? = nil, generation: Int64 = 0, retryGeneration: Int64? = nil,
-        rotatedAt: Int64? = nil
+        rotatedAt: Int64? = nil, dpopJKT: String? = nil
     ) {
+        self.dpopJKT = dpopJKT
         self.id = id
         self.userID = userID
         self.clientID = clientID
@@ -80,16 +84,17 @@ public protocol SessionStore: Sendable {
     /// The default runs exactly that. A store may answer with a single statement of its own where that was
     /// measured to matter (PostgreSQL: one round trip instead of two); the conformance suite checks every store's
     /// answer against `RefreshRotation.decide` on random states.
-    func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, now: Int64, grace: Int64) async throws
+    func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, presentedKey: String?, now: Int64, grace: Int64) async throws
         -> (RefreshRotation.Outcome, Session, User)?
 }
 
 extension SessionStore {
-    public func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, now: Int64, grace: Int64) async throws
+    public func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, presentedKey: String?, now: Int64, grace: Int64) async throws
         -> (RefreshRotation.Outcome, Session, User)?
     {
         try await updateSession(id: sessionID) { session, user in
-            let update = RefreshRotation.decide(session, presented: presented, clientID: clientID, now: now, grace: grace)
+            let update = RefreshRotation.decide(
+                session, presented: presented, clientID: clientID, presentedKey: presentedKey, now: now, grace: grace)
             return SessionUpdate(session: update.session, result: (update.result, update.session ?? session, user))
         }
     }

@@ -171,12 +171,21 @@ public struct AdminClient: Codable, Sendable, Hashable {
     public var ios: AdminIOSEvidence?
     /// Android evidence settings (secrets omitted).
     public var android: AdminAndroidEvidence?
-    public init(clientId: String, name: String, createdAt: Int64, ios: AdminIOSEvidence? = nil, android: AdminAndroidEvidence? = nil) {
+    /// RFC 9449 token binding: `off`, `allowed` (the default) or `required`.
+    public var dpop: String?
+    /// Whether a DPoP proof key must be the user's registered device sign-in key.
+    public var dpopAttested: Bool?
+    public init(
+        clientId: String, name: String, createdAt: Int64, ios: AdminIOSEvidence? = nil, android: AdminAndroidEvidence? = nil, dpop: String? = nil,
+        dpopAttested: Bool? = nil
+    ) {
         self.clientId = clientId
         self.name = name
         self.createdAt = createdAt
         self.ios = ios
         self.android = android
+        self.dpop = dpop
+        self.dpopAttested = dpopAttested
     }
 }
 
@@ -186,9 +195,15 @@ public struct AdminClient: Codable, Sendable, Hashable {
 public struct AdminClientPatch: Codable, Sendable, Hashable {
     public var ios: AdminIOSEvidence?
     public var android: AdminAndroidEvidence?
-    public init(ios: AdminIOSEvidence? = nil, android: AdminAndroidEvidence? = nil) {
+    /// RFC 9449: `off` (the DPoP header is ignored), `allowed` (tokens are bound when a proof is sent) or `required`.
+    public var dpop: String?
+    /// The proof key must be the user's registered device sign-in key.
+    public var dpopAttested: Bool?
+    public init(ios: AdminIOSEvidence? = nil, android: AdminAndroidEvidence? = nil, dpop: String? = nil, dpopAttested: Bool? = nil) {
         self.ios = ios
         self.android = android
+        self.dpop = dpop
+        self.dpopAttested = dpopAttested
     }
 }
 

@@ -33,6 +33,13 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// The operation needs a more recent sign-in (`max_age` in the `WWW-Authenticate` answer).
     public static let insufficientUserAuthentication = ErrorCode("insufficient_user_authentication")
 
+    // MARK: RFC 9449 (DPoP)
+    /// The DPoP proof is missing where required, malformed, not signed by its key, not for this request, too old,
+    /// replayed, or of another key than the token's binding.
+    public static let invalidDPoPProof = ErrorCode("invalid_dpop_proof")
+    /// The proof must carry the server's nonce: retry with the `DPoP-Nonce` header's value.
+    public static let useDPoPNonce = ErrorCode("use_dpop_nonce")
+
     // MARK: Latch
     /// The body is not well-formed JSON of the expected shape.
     public static let invalidJSON = ErrorCode("invalid_json")

@@ -1,5 +1,6 @@
 import Hummingbird
 import LatchCore
+import LatchJOSE
 import LatchModel
 
 /// OpenID Provider metadata (OIDC Discovery 1.0 §3) and the JWKS (RFC 7517 §5).
@@ -14,12 +15,14 @@ struct DiscoveryController {
     var introspection = false
     /// Whether custom registration is served (its providers are listed at `/v1/custom-registrations/providers`).
     var customRegistration = false
+    /// Whether DPoP proofs are accepted (RFC 9449 §5.1).
+    var dpop = false
 
     var endpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
         let metadata = Self.metadata(
             issuer: issuer, algorithm: algorithm, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, introspection: introspection,
-            customRegistration: customRegistration)
+            customRegistration: customRegistration, dpop: dpop)
         routes.get(".well-known/openid-configuration") { _, _ in
             JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
         }
@@ -32,7 +35,7 @@ struct DiscoveryController {
 
     static func metadata(
         issuer: String, algorithm: String, scopes: [String], grantTypes: [String], proofTypes: [String], introspection: Bool = false,
-        customRegistration: Bool = false
+        customRegistration: Bool = false, dpop: Bool = false
     ) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 1024)
         writer.beginObject()
@@ -51,6 +54,7 @@ struct DiscoveryController {
         writer.member("subject_types_supported", ["public"])
         writer.member("id_token_signing_alg_values_supported", [algorithm])
         writer.member("token_endpoint_auth_methods_supported", ["none"])
+        if dpop { writer.member("dpop_signing_alg_values_supported", DPoP.algorithms.map(\.rawValue)) }
         writer.member("revocation_endpoint_auth_methods_supported", ["none"])
         writer.member("scopes_supported", scopes)
         // Latch's own: the user-registration proof types (`challengeType` of POST /v1/registrations) accepted here.

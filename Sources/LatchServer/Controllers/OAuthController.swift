@@ -1,3 +1,4 @@
+import HTTPTypes
 import Hummingbird
 import LatchCore
 import LatchModel
@@ -14,8 +15,12 @@ struct OAuthController {
         let routes = RouteCollection(context: LatchRequestContext.self)
         routes.post("token") { request, _ -> Response in
             let form = try await request.formParameters(repeatable: TokenEndpoint.repeatableParameters)
-            let response = try await tokens.exchange(form.single, repeated: form.repeated, bearer: request.bearerToken)
-            return JSONResponse.make(bytes: Self.serialize(response))
+            let response = try await tokens.exchange(
+                form.single, repeated: form.repeated, bearer: request.accessToken?.1, dpopHeaders: request.dpopProofs)
+            var answer = JSONResponse.make(bytes: Self.serialize(response))
+            // RFC 9449 §8.2: a fresh nonce with each answer, so the client's next proof needs no extra round trip.
+            if let dpop = tokens.dpop, dpop.settings.requireNonce { answer.headers[.dpopNonce] = dpop.nonces.current() }
+            return answer
         }
         routes.post("revoke") { request, _ -> Response in
             let parameters = try await request.formParameters()

@@ -26,7 +26,7 @@ enum ErrorStatus {
     /// A JSON error answer, `no-store`, with `WWW-Authenticate` where RFC 6750 / RFC 9470 ask for it.
     static func response(
         code: ErrorCode, message: String, status: HTTPResponse.Status? = nil, maxAge: Int? = nil,
-        members: [String: JSONValue] = [:], extraHeaders: HTTPFields = [:]
+        members: [String: JSONValue] = [:], extraHeaders: HTTPFields = [:], atResource: Bool = false
     ) -> Response {
         let status = status ?? self.status(for: code)
         var headers = extraHeaders
@@ -44,6 +44,9 @@ enum ErrorStatus {
             headers[.wwwAuthenticate] = "Bearer error=\"invalid_client\""
         case .temporarilyUnavailable:
             headers[.retryAfter] = "1"
+        case .invalidDPoPProof where atResource, .useDPoPNonce where atResource:
+            // RFC 9449 §7.1: the DPoP scheme's challenge, with the algorithms a proof may use.
+            headers[.wwwAuthenticate] = "DPoP error=\"\(code.rawValue)\", error_description=\"\(quoted(message))\", algs=\"ES256 ES384 RS256\""
         default:
             break
         }

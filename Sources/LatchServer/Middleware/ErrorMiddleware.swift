@@ -24,7 +24,11 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             } else {
                 context.logger.debug("request refused", metadata: ["code": "\(error.code)", "detail": "\(error.detail ?? "")"])
             }
-            return ErrorStatus.response(code: error.code, message: error.message, maxAge: error.maxAge, members: error.members)
+            var extra = HTTPFields()
+            for (name, value) in error.headers { if let field = HTTPField.Name(name) { extra[field] = value } }
+            return ErrorStatus.response(
+                code: error.code, message: error.message, status: error.atResource ? .unauthorized : nil, maxAge: error.maxAge,
+                members: error.members, extraHeaders: extra, atResource: error.atResource)
         } catch let error as StoreUnavailableError {
             context.logger.error("store unavailable", metadata: ["error": "\(error.detail)"])
             return ErrorStatus.response(

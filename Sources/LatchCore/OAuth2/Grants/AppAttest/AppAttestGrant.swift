@@ -77,6 +77,6 @@ public struct AppAttestGrant: TokenGrant {
         let signIn = VerifiedSignIn(
             user: user, amr: ["hwk"], consumes: .jti(nonce, issuer: SignInNonces.consumedIssuer, until: expiresAt),
             advancesSignCount: (keyID, verified.counter))
-        return try await sessions.open(signIn, client: request.client, scope: scope, now: now)
+        return try await sessions.open(signIn, client: request.client, scope: scope, now: now, dpop: request.dpop)
     }
 }

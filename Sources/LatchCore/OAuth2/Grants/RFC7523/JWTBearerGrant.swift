@@ -38,6 +38,6 @@ public struct JWTBearerGrant: TokenGrant {
         let now = clock.seconds()
         let signIn = try await method.verify(parsed, now: now)
         // Step 4.
-        return try await sessions.open(signIn, client: request.client, scope: scope, now: now)
+        return try await sessions.open(signIn, client: request.client, scope: scope, now: now, dpop: request.dpop)
     }
 }

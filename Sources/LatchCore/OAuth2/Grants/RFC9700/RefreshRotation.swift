@@ -15,14 +15,17 @@
 public enum RefreshRotation {
     public enum Outcome: String, Sendable, Hashable {
         case rotated, reissued, unknown, inactive, wrongClient, reuseDetected
+        /// The session is bound to a DPoP key (RFC 9449 §5) and the request proved another key, or none: nothing changes.
+        case wrongKey
     }
 
-    public static func decide(_ session: Session, presented n: Int64, clientID: String, now: Int64, grace: Int64)
+    public static func decide(_ session: Session, presented n: Int64, clientID: String, presentedKey: String? = nil, now: Int64, grace: Int64)
         -> SessionUpdate<Outcome>
     {
         // Step 1.
         guard session.isActive(at: now) else { return SessionUpdate(session: nil, result: .inactive) }
         guard session.clientID == clientID else { return SessionUpdate(session: nil, result: .wrongClient) }
+        if let bound = session.dpopJKT, bound != presentedKey { return SessionUpdate(session: nil, result: .wrongKey) }
         guard n <= session.generation else { return SessionUpdate(session: nil, result: .unknown) }
         var next = session
         // Step 2.

@@ -1,3 +1,4 @@
+import LatchJOSE
 import LatchModel
 import Logging
 
@@ -35,20 +36,27 @@ public struct RefreshTokenGrant: TokenGrant {
         }
         let now = clock.seconds()
         let decided = try await store.rotateRefreshToken(
-            sessionID: sessionID, presented: generation, clientID: request.client.id, now: now, grace: tokens.refreshGrace)
+            sessionID: sessionID, presented: generation, clientID: request.client.id, presentedKey: request.dpop?.thumbprint, now: now,
+            grace: tokens.refreshGrace)
         guard let (outcome, session, user) = decided else { throw LatchError.invalidGrant("the refresh token is invalid") }
         switch outcome {
         case .rotated, .reissued:
             let pairs = session.amr.contains(IssuerLoginGrant.method) ? try await consumers?.sessionConsumers(sessionID: session.id) : nil
             return try minter.response(
                 user: user, session: session,
-                refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now, consumers: pairs)
+                refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now, consumers: pairs,
+                dpopKey: request.dpop?.thumbprint)
         case .unknown:
             throw LatchError.invalidGrant("the refresh token is invalid")
         case .inactive:
             throw LatchError.invalidGrant("the session has ended (signed out, revoked or expired)")
         case .wrongClient:
             throw LatchError.invalidGrant("the refresh token was issued to another client")
+        case .wrongKey:
+            // RFC 9449 §5: a bound refresh token is refused without a proof of its key; nothing changes.
+            throw LatchError(
+                .invalidDPoPProof,
+                request.dpop == nil ? "this refresh token is bound to a DPoP key: send a proof of it" : "this refresh token is bound to another DPoP key")
         case .reuseDetected:
             logger.warning("refresh token reuse: family revoked", metadata: ["sid": "\(session.id)", "user": "\(session.userID)"])
             throw LatchError.invalidGrant("the refresh token was already used; the session is revoked")
