@@ -19,6 +19,8 @@ let package = Package(
         .library(name: "LatchApp", targets: ["LatchApp"]),
         .library(name: "LatchClient", targets: ["LatchClient"]),
         .library(name: "LatchHookKit", targets: ["LatchHookKit"]),
+        .library(name: "LatchResourceServer", targets: ["LatchResourceServer"]),
+        .library(name: "LatchResourceServerHummingbird", targets: ["LatchResourceServerHummingbird"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
@@ -154,6 +156,30 @@ let package = Package(
             dependencies: ["LatchModel", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
+        // For backends: verifies Latch's access tokens (JWKS cache, RFC 9068 checks, DPoP-bound tokens, introspection,
+        // step-up) without Latch's server or stores.
+        .target(
+            name: "LatchResourceServer",
+            dependencies: [
+                "LatchModel", "LatchJOSE",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // LatchResourceServer as Hummingbird 2 middleware.
+        .target(
+            name: "LatchResourceServerHummingbird",
+            dependencies: [
+                "LatchResourceServer", "LatchJOSE",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // Test helpers: the in-memory store and the store conformance suite, fixed clock, keys for tests, token minting.
         .target(
             name: "LatchTesting",
@@ -169,7 +195,7 @@ let package = Package(
         .executableTarget(
             name: "latch",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchCore", "LatchServer", "LatchApp", "LatchClient", "LatchAttestation", "LatchQR",
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchServer", "LatchApp", "LatchClient", "LatchAttestation", "LatchQR", "LatchHookKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -208,6 +234,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Examples/SMSHook",
+            swiftSettings: swiftSettings
+        ),
+        // A backend whose routes need a Latch access token (Examples/README-resource-server.md).
+        .executableTarget(
+            name: "ResourceServerExample",
+            dependencies: [
+                "LatchResourceServer", "LatchResourceServerHummingbird",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/ResourceServerExample",
             swiftSettings: swiftSettings
         ),
         .testTarget(
@@ -291,6 +329,19 @@ let package = Package(
         .testTarget(
             name: "LatchHookKitTests",
             dependencies: ["LatchHookKit", "LatchModel", "LatchTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "LatchResourceServerTests",
+            dependencies: [
+                "LatchResourceServer", "LatchResourceServerHummingbird", "LatchJOSE", "LatchModel", "LatchTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -122,9 +122,20 @@ public enum DPoP {
         if let secret = privateMembers.first(where: { members[$0] != nil }) {
             throw .invalid("the proof's jwk holds a private key member (\(secret))")
         }
+        guard case .string(let kty)? = members["kty"] else { throw .invalid("the proof's jwk has no kty") }
+        func member(_ name: String) throws(Failure) -> String? {
+            switch members[name] {
+            case nil: return nil
+            case .string(let value)?: return value
+            default: throw .invalid("the proof's jwk member \(name) must be a string")
+            }
+        }
+        let jwk = JSONWebKey(
+            kty: kty, kid: nil, alg: try member("alg"), use: nil, crv: try member("crv"), x: try member("x"), y: try member("y"), n: try member("n"),
+            e: try member("e"))
         let key: PublicKey
         do {
-            key = try PublicKey(jwk: try JSONDecoder().decode(JSONWebKey.self, from: Data(JSONValue.object(members).serialized())))
+            key = try PublicKey(jwk: jwk)
         } catch {
             throw .invalid("the proof's jwk is not an accepted public key")
         }
@@ -140,7 +151,10 @@ public enum DPoP {
         guard case .string(let htm)? = parsed.claims["htm"], htm == expected.method else {
             throw .invalid("the proof's htm is not the request's method \(expected.method)")
         }
-        guard case .string(let htu)? = parsed.claims["htu"], let presented = normalizedURL(htu), presented == normalizedURL(expected.url) else {
+        // The common case — the client wrote the URL exactly as the server knows it — needs no parsing.
+        guard case .string(let htu)? = parsed.claims["htu"],
+            htu == expected.url || normalizedURL(htu).map({ $0 == normalizedURL(expected.url) }) == true
+        else {
             throw .invalid("the proof's htu is not this request's URL")
         }
         guard case .int(let issuedAt)? = parsed.claims["iat"] else { throw .invalid("the proof's iat must be an integer (seconds)") }
