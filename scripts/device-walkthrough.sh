@@ -18,6 +18,9 @@ echo "2. Phone A registers (the SDK makes a P-256 device key) and signs in with 
 $LATCH device register --config latch-client.json --state-dir phone-a --test-key test.pem --key-id demo-key --name demo
 $LATCH device sign-in --config latch-client.json --state-dir phone-a
 $LATCH device whoami --config latch-client.json --state-dir phone-a
+# The tokens are DPoP-bound to the device key (RFC 9449): the SDK proves it on every token request and API call.
+$LATCH device whoami --config latch-client.json --state-dir phone-a --binding | tee binding.json
+grep -q '"token_type" *: *"DPoP"' binding.json && grep -q '"device_key" *: *true' binding.json
 
 echo "3. Refresh (rotates the refresh token), then sign out and back in"
 $LATCH device refresh --config latch-client.json --state-dir phone-a

@@ -39,7 +39,9 @@ $LATCH device fido sign-in --state-dir phone --pin 480219
 echo "6. PIN change: the old PIN stops working, the new one signs in"
 $LATCH device fido pin-change --state-dir phone --pin 480219 --new-pin 613370
 expect_exit 9 $LATCH device fido sign-in --state-dir phone --pin 480219
-$LATCH device fido sign-in --state-dir phone --pin 613370
+# --no-dpop: a bearer session, whose access token step 7 lends to python-fido2 (a DPoP-bound one needs the device's proofs)
+$LATCH device fido sign-in --state-dir phone --pin 613370 --no-dpop
+$LATCH device status --state-dir phone
 
 echo "7. Credentials made by python-fido2 register and sign in over HTTP"
 if python3 -c "import fido2" 2>/dev/null; then

@@ -28,8 +28,10 @@ do {
     try await client.signInWithKey()
 
     // Tokens are refreshed automatically when they expire within 60 s; concurrent callers share one refresh.
-    let accessToken = try await client.accessToken()
-    print("call your API with: Authorization: Bearer \(accessToken.prefix(16))…")
+    // They are bound to this device's key (DPoP): each call to your API takes fresh headers with a proof
+    // (Authorization: DPoP <token>, DPoP: <proof>); client.authorizedRequest(_:) sets them on a URLRequest.
+    let headers = try await client.authorizationHeaders(method: "GET", url: URL(string: "https://api.example.com/orders")!)
+    print("call your API with:", headers.keys.sorted())
 
     // Claims come from an ID token verified against the server's JWKS.
     print("signed in as", try await client.userClaim("username")?.stringValue ?? "?")

@@ -6,6 +6,9 @@ import Foundation
 /// ```json
 /// {"serverURL": "https://id.example.com", "clientId": "ios-app", "audience": "identity-service", "namespace": "ios-app"}
 /// ```
+///
+/// `"dpop": false` (absent: `true`) stops the client from binding new sessions to a key (RFC 9449 DPoP, see
+/// ``dpop``).
 public struct LatchClientConfiguration: Codable, Sendable, Hashable {
     /// The deployment's base URL (its issuer).
     public var serverURL: URL
@@ -15,12 +18,20 @@ public struct LatchClientConfiguration: Codable, Sendable, Hashable {
     public var audience: String
     /// Keys and tokens of this client live under this namespace in the key store.
     public var namespace: String
+    /// Whether sign-ins and refreshes carry a DPoP proof (RFC 9449), so that the server binds the tokens to a key
+    /// this device holds (default `true`): the device sign-in key when the user has one, else a P-256 key the client
+    /// makes and keeps in the key store. A session bound earlier keeps proving its key when this is `false` — a
+    /// bound token is useless without its proofs.
+    public var dpop: Bool
 
-    public init(serverURL: URL, clientId: String = "default", audience: String = "identity-service", namespace: String? = nil) {
+    public init(
+        serverURL: URL, clientId: String = "default", audience: String = "identity-service", namespace: String? = nil, dpop: Bool = true
+    ) {
         self.serverURL = serverURL
         self.clientId = clientId
         self.audience = audience
         self.namespace = namespace ?? clientId
+        self.dpop = dpop
     }
 
     /// Reads a configuration file; throws `UserClientError.invalidConfiguration` naming the problem.
@@ -51,7 +62,7 @@ public struct LatchClientConfiguration: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case serverURL, clientId, audience, namespace
+        case serverURL, clientId, audience, namespace, dpop
     }
 
     public init(from decoder: any Decoder) throws {
@@ -60,5 +71,6 @@ public struct LatchClientConfiguration: Codable, Sendable, Hashable {
         clientId = try container.decodeIfPresent(String.self, forKey: .clientId) ?? "default"
         audience = try container.decodeIfPresent(String.self, forKey: .audience) ?? "identity-service"
         namespace = try container.decodeIfPresent(String.self, forKey: .namespace) ?? clientId
+        dpop = try container.decodeIfPresent(Bool.self, forKey: .dpop) ?? true
     }
 }

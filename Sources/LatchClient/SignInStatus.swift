@@ -37,4 +37,13 @@ public struct AuthenticationTokens: Sendable, Hashable, Codable {
     public var tokenExpiry: Date
     /// When the refresh family ends (the server's `refresh_expires_in`, not a guess).
     public var refreshTokenExpiry: Date
+    /// The server's `token_type`: `DPoP` for tokens bound to a key of this device (RFC 9449), `Bearer` otherwise
+    /// (nil: stored by an SDK version before DPoP, a bearer token).
+    public var tokenType: String? = nil
+    /// For `DPoP` tokens: the RFC 7638 thumbprint of the key they are bound to (the access token's `cnf.jkt`), which
+    /// every refresh and every call with the access token proves.
+    public var dpopKeyThumbprint: String? = nil
+
+    /// Whether the tokens are DPoP-bound: the access token goes as `Authorization: DPoP` with a proof.
+    public var isDPoPBound: Bool { dpopKeyThumbprint != nil }
 }

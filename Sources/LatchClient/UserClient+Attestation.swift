@@ -46,14 +46,17 @@ extension UserClient {
             } catch {
                 throw UserClientError.invalidInput("App Attest could not assert: \(error)")
             }
+            // The App Attest key cannot sign a proof: the client's own DPoP key does.
+            let key = try newSessionKey()
             let response = try await send(
                 "POST", "oauth2/token",
                 form: [
                     ("grant_type", GrantType.appAttest), ("key_id", keyID), ("assertion", Base64URL.encode(assertion)),
                     ("client_data", Base64URL.encode(clientData)), ("client_id", configuration.clientId),
-                ])
+                ],
+                proof: key.map { DPoPProofSpec(key: $0) })
             guard response.status == 200 else { throw UserClientError.from(status: response.status, body: response.body, headers: response.headers) }
-            return try storeTokens(response)
+            return try storeTokens(response, proofKey: key)
         } catch {
             setStatus(.notSignedIn(.signInFailed))
             throw error

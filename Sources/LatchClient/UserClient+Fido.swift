@@ -142,14 +142,16 @@ extension UserClient {
             let assertion = try await WebAuthnMessages.assertion(
                 credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
             ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: pin) }
+            let key = try newSessionKey()
             let response = try await send(
                 "POST", "oauth2/token",
                 form: [
                     ("grant_type", GrantType.webauthn), ("ceremony_id", ceremonyID),
                     ("credential", String(decoding: assertion.serialized(), as: UTF8.self)), ("client_id", configuration.clientId),
-                ])
+                ],
+                proof: key.map { DPoPProofSpec(key: $0) })
             guard response.status == 200 else { throw UserClientError.from(status: response.status, body: response.body, headers: response.headers) }
-            return try storeTokens(response)
+            return try storeTokens(response, proofKey: key)
         } catch {
             setStatus(.notSignedIn(.signInFailed))
             throw error

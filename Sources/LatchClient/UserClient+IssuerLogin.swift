@@ -24,9 +24,11 @@ extension UserClient {
         try Self.checkIssuerTokens(issuerTokens)
         setStatus(.signingIn)
         do throws(UserClientError) {
-            let response = try await send("POST", "oauth2/token", form: issuerLoginForm(issuerTokens, scope: scope))
+            let key = try newSessionKey()
+            let response = try await send(
+                "POST", "oauth2/token", form: issuerLoginForm(issuerTokens, scope: scope), proof: key.map { DPoPProofSpec(key: $0) })
             guard response.status == 200 else { throw Self.issuerLoginError(response) }
-            return try storeTokens(response)
+            return try storeTokens(response, proofKey: key)
         } catch {
             setStatus(.notSignedIn(.signInFailed))
             throw error
@@ -34,8 +36,9 @@ extension UserClient {
     }
 
     /// Adds the pairs of `tokens` to the current session: the same grant with the session's access token as
-    /// `Authorization: Bearer` (refreshed first when it expires within 60 s). The session keeps its id (`sid`); its
-    /// login time restarts (a new login for ``requireRecentLogin()``); the new tokens are stored.
+    /// `Authorization: Bearer` — or `DPoP`, with a proof of the session's key, for a bound session — (refreshed first
+    /// when it expires within 60 s). The session keeps its id (`sid`); its login time restarts (a new login for
+    /// ``requireRecentLogin()``); the new tokens are stored.
     ///
     /// - Throws: ``UserClientError/notSignedIn`` without a session (or when it has ended — the client is then
     ///   signed out); ``UserClientError/issuerTokenRejected(tokenIndex:message:)`` with the index into `tokens`.
@@ -43,8 +46,13 @@ extension UserClient {
     @discardableResult
     public func addIssuerTokens(_ tokens: [String]) async throws(UserClientError) -> AuthenticationTokens {
         try Self.checkIssuerTokens(tokens)
-        let bearer = try await accessToken()
-        let response = try await send("POST", "oauth2/token", form: issuerLoginForm(tokens, scope: nil), bearer: bearer)
+        let session = try await validTokens()
+        // A bound session proves its key (an unbound one gets a bound access token, as a refresh does).
+        let key = try sessionKey(for: session)
+        let response = try await send(
+            "POST", "oauth2/token", form: issuerLoginForm(tokens, scope: nil),
+            authorization: (session.isDPoPBound ? "DPoP " : "Bearer ") + session.accessToken,
+            proof: key.map { DPoPProofSpec(key: $0, accessToken: session.isDPoPBound ? session.accessToken : nil) })
         guard response.status == 200 else {
             let error = Self.issuerLoginError(response)
             if error == .notSignedIn {
@@ -54,7 +62,7 @@ extension UserClient {
             }
             throw error
         }
-        return try storeTokens(response)
+        return try storeTokens(response, proofKey: key)
     }
 
     // MARK: Logout
@@ -191,17 +199,13 @@ extension UserClient {
     /// A GET with the access token and a query; an answer saying the session ended signs this device out (as
     /// ``authorized(_:_:json:)``).
     func authorizedGET(_ path: String, query: [URLQueryItem]) async throws(UserClientError) -> HTTPResponseData {
-        let token = try await accessToken()
+        let tokens = try await validTokens()
+        let (authorization, proof) = try self.authorization(tokens)
         var components = URLComponents(url: url(path), resolvingAgainstBaseURL: false)
         if !query.isEmpty { components?.queryItems = query }
         guard let target = components?.url else { throw .invalidConfiguration("cannot form the URL of \(path)") }
-        let request = HTTPRequestData(method: "GET", url: target, headers: ["Accept": "application/json", "Authorization": "Bearer \(token)"])
-        let response: HTTPResponseData
-        do {
-            response = try await transport.send(request)
-        } catch {
-            throw .network(underlying: error)
-        }
+        let request = HTTPRequestData(method: "GET", url: target, headers: ["Accept": "application/json", "Authorization": authorization])
+        let response = try await perform(request, proof: proof)
         guard (200..<300).contains(response.status) else {
             let error = UserClientError.from(status: response.status, body: response.body, headers: response.headers)
             if error == .notSignedIn {

@@ -76,7 +76,8 @@ extension UserClient {
             else {
                 throw UserClientError.from(status: challengeResponse.status, body: challengeResponse.body, headers: challengeResponse.headers)
             }
-            let now = Int64(clock().timeIntervalSince1970)
+            // On the server's time when a refused DPoP proof taught it (see `serverClockOffset`).
+            let now = Int64(clock().timeIntervalSince1970 + serverClockOffset)
             let assertion: String
             do {
                 assertion = try JWSSigner(key: key, keyID: keyID).sign(claims: [
@@ -116,14 +117,17 @@ extension UserClient {
         }
     }
 
+    /// The JWT-bearer grant, with a DPoP proof of the new session's key (the device sign-in key when there is one).
     private func exchange(assertion: String) async throws(UserClientError) -> AuthenticationTokens {
+        let key = try newSessionKey()
         let response = try await send(
             "POST", "oauth2/token",
-            form: [("grant_type", GrantType.jwtBearer), ("assertion", assertion), ("client_id", configuration.clientId)])
+            form: [("grant_type", GrantType.jwtBearer), ("assertion", assertion), ("client_id", configuration.clientId)],
+            proof: key.map { DPoPProofSpec(key: $0) })
         guard response.status == 200 else {
             throw UserClientError.from(status: response.status, body: response.body, headers: response.headers)
         }
-        return try storeTokens(response)
+        return try storeTokens(response, proofKey: key)
     }
 
     // MARK: Sign-out levels: clear tokens (local), sign out (this device), global sign-out (every device), de-register

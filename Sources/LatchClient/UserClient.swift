@@ -7,6 +7,11 @@ import LatchModel
 /// An actor: every operation is safe to call from any task. Tokens that are about to expire (within 60 s) are
 /// refreshed before use, and concurrent callers share one refresh. Keys and tokens live in the ``KeyStore``
 /// under the configuration's namespace.
+///
+/// Tokens are DPoP-bound (RFC 9449) unless ``LatchClientConfiguration/dpop`` is off or the app's server policy says
+/// `off`: every token request carries a proof of a key this device holds, and every call with the access token a
+/// proof over it. The client makes the proofs itself; for the app's own backends, see
+/// ``authorizationHeaders(method:url:)`` and ``authorizedRequest(_:)``.
 public actor UserClient {
     /// The configuration this client was made with.
     public let configuration: LatchClientConfiguration
@@ -18,6 +23,11 @@ public actor UserClient {
     private var refreshing: Task<AuthenticationTokens, any Error>?
     private var status: SignInStatus
     private var observers: [UUID: AsyncStream<SignInStatus>.Continuation] = [:]
+    /// The latest `DPoP-Nonce` of each server (by origin), put into the next proofs for it (RFC 9449 §8).
+    var dpopNonces: [String: String] = [:]
+    /// Added to the clock for a proof's `iat`: learned from the server's `Date` when it refused a proof and the device's
+    /// clock was off by more than ``clockSkewTolerance`` (a proof may be at most 60 s from the server's clock).
+    var serverClockOffset: TimeInterval = 0
 
     /// Refresh when a token expires within this many seconds.
     static let refreshMargin: TimeInterval = 60
@@ -48,6 +58,8 @@ public actor UserClient {
         static let pendingCustomRegistration = "pending-custom-registration"
         static let tokens = "tokens"
         static let fidoCredentials = "fido-credentials"
+        /// The client's own DPoP key (PKCS#8 PEM), for users without a device sign-in key.
+        static let dpopKey = "dpop-key"
     }
 
     /// The registered user on this device.
@@ -190,9 +202,12 @@ public actor UserClient {
 
     private func refreshOnce() async throws(UserClientError) -> AuthenticationTokens {
         guard let tokens = load(AuthenticationTokens.self, Item.tokens) else { throw .notSignedIn }
+        // A bound session proves the key it is bound to (RFC 9449 §5); an unbound one gets a bound access token.
+        let key = try sessionKey(for: tokens)
         let response = try await send(
             "POST", "oauth2/token",
-            form: [("grant_type", GrantType.refreshToken), ("refresh_token", tokens.refreshToken), ("client_id", configuration.clientId)])
+            form: [("grant_type", GrantType.refreshToken), ("refresh_token", tokens.refreshToken), ("client_id", configuration.clientId)],
+            proof: key.map { DPoPProofSpec(key: $0) })
         guard response.status == 200 else {
             let error = UserClientError.from(status: response.status, body: response.body, headers: response.headers)
             if error == .notAuthorized || error == .notSignedIn {
@@ -203,18 +218,27 @@ public actor UserClient {
             }
             throw error
         }
-        return try storeTokens(response)
+        return try storeTokens(response, proofKey: key)
     }
 
-    func storeTokens(_ response: HTTPResponseData) throws(UserClientError) -> AuthenticationTokens {
+    /// Stores a token answer. `proofKey` is the key whose proof the request carried: `DPoP` tokens are bound to it.
+    func storeTokens(_ response: HTTPResponseData, proofKey: PrivateKey?) throws(UserClientError) -> AuthenticationTokens {
         guard let answer = try? JSONDecoder().decode(TokenResponse.self, from: response.body) else {
             throw .invalidInput("malformed token answer")
         }
         let now = clock()
+        var thumbprint: String?
+        if answer.tokenType.caseInsensitiveCompare("DPoP") == .orderedSame {
+            guard let bound = proofKey?.publicKey.thumbprint ?? Self.confirmationThumbprint(answer.accessToken) else {
+                throw .invalidInput("a DPoP token answer to a request without a proof")
+            }
+            thumbprint = bound
+        }
         let tokens = AuthenticationTokens(
             idToken: answer.idToken, accessToken: answer.accessToken, refreshToken: answer.refreshToken,
             tokenExpiry: now.addingTimeInterval(TimeInterval(answer.expiresIn)),
-            refreshTokenExpiry: now.addingTimeInterval(TimeInterval(answer.refreshExpiresIn)))
+            refreshTokenExpiry: now.addingTimeInterval(TimeInterval(answer.refreshExpiresIn)), tokenType: answer.tokenType,
+            dpopKeyThumbprint: thumbprint)
         try save(tokens, Item.tokens)
         setStatus(.signedIn)
         return tokens
@@ -224,12 +248,15 @@ public actor UserClient {
 
     func url(_ path: String) -> URL { configuration.serverURL.appendingPathComponent(path) }
 
-    func send(_ method: String, _ path: String, json: (some Encodable)? = Optional<String>.none, form: [(String, String)]? = nil, bearer: String? = nil)
-        async throws(UserClientError) -> HTTPResponseData
-    {
+    /// A request to Latch. `authorization` is the whole `Authorization` value; `proof` adds a DPoP proof (retried once
+    /// with the server's nonce when it asks for one, see ``perform(_:proof:)``).
+    func send(
+        _ method: String, _ path: String, json: (some Encodable)? = Optional<String>.none, form: [(String, String)]? = nil,
+        authorization: String? = nil, proof: DPoPProofSpec? = nil
+    ) async throws(UserClientError) -> HTTPResponseData {
         var request = HTTPRequestData(method: method, url: url(path))
         request.headers["Accept"] = "application/json"
-        if let bearer { request.headers["Authorization"] = "Bearer \(bearer)" }
+        if let authorization { request.headers["Authorization"] = authorization }
         if let json {
             request.headers["Content-Type"] = "application/json"
             request.body = try? JSONEncoder().encode(json)
@@ -237,17 +264,15 @@ public actor UserClient {
             request.headers["Content-Type"] = "application/x-www-form-urlencoded"
             request.body = Data(Self.formEncode(form).utf8)
         }
-        do {
-            return try await transport.send(request)
-        } catch {
-            throw .network(underlying: error)
-        }
+        return try await perform(request, proof: proof)
     }
 
-    /// A call with the access token; an answer saying the session ended signs this device out.
+    /// A call with the access token (`DPoP` and a proof for a bound one, else `Bearer`); an answer saying the session
+    /// ended signs this device out.
     func authorized(_ method: String, _ path: String, json: JSONValue? = nil) async throws(UserClientError) -> HTTPResponseData {
-        let token = try await accessToken()
-        let response = try await send(method, path, json: json, bearer: token)
+        let tokens = try await validTokens()
+        let (authorization, proof) = try self.authorization(tokens)
+        let response = try await send(method, path, json: json, authorization: authorization, proof: proof)
         guard (200..<300).contains(response.status) else {
             let error = UserClientError.from(status: response.status, body: response.body, headers: response.headers)
             if error == .notSignedIn {

@@ -31,6 +31,10 @@ struct Device: AsyncParsableCommand {
         var clientId: String?
         @Option(help: "A client configuration file (latch admin client-config).")
         var config: String?
+        @Flag(
+            name: .customLong("no-dpop"),
+            help: "Sign in without DPoP: bearer tokens, not bound to a key of this device (a session bound before still proves its key).")
+        var noDPoP = false
 
         func configuration() throws -> LatchClientConfiguration {
             var configuration: LatchClientConfiguration
@@ -47,6 +51,7 @@ struct Device: AsyncParsableCommand {
                 configuration.clientId = clientId
                 if config == nil { configuration.namespace = clientId }
             }
+            if noDPoP { configuration.dpop = false }
             return configuration
         }
 
@@ -266,25 +271,49 @@ struct Device: AsyncParsableCommand {
     }
 
     struct WhoAmI: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "whoami", abstract: "Print the verified ID-token claims as JSON.")
+        static let configuration = CommandConfiguration(
+            commandName: "whoami", abstract: "Print the verified ID-token claims as JSON (with --binding: how the tokens are bound).")
         @OptionGroup var options: Options
+        @Flag(help: "Print the tokens' binding instead: {token_type, jkt (cnf.jkt), device_key (bound to the device sign-in key)}.")
+        var binding = false
         func run() async throws {
             try await Device.perform {
-                let claims = try await options.client().userClaims()
+                let client = try options.client()
+                if binding {
+                    guard let bound = await client.tokenBinding() else { throw UserClientError.notSignedIn }
+                    print(String(decoding: Device.bindingJSON(bound).serialized(), as: UTF8.self))
+                    return
+                }
+                let claims = try await client.userClaims()
                 print(String(decoding: JSONValue.object(claims).serialized(), as: UTF8.self))
             }
         }
     }
 
+    /// `{"token_type", "jkt", "device_key"}`: what `whoami --binding` prints.
+    static func bindingJSON(_ binding: TokenBinding) -> JSONValue {
+        [
+            "token_type": .string(binding.tokenType), "jkt": binding.thumbprint.map { .string($0) } ?? .null,
+            "device_key": .bool(binding.isDeviceKey),
+        ]
+    }
+
+    /// `token=DPoP jkt=… key=device|own`, or `token=Bearer`: the binding as `status` shows it.
+    static func bindingText(_ binding: TokenBinding) -> String {
+        guard let thumbprint = binding.thumbprint else { return "token=\(binding.tokenType)" }
+        return "token=\(binding.tokenType) jkt=\(thumbprint) key=\(binding.isDeviceKey ? "device" : "own")"
+    }
+
     struct Status: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print whether a user is registered and signed in here.")
+        static let configuration = CommandConfiguration(abstract: "Print whether a user is registered and signed in here, and how the tokens are bound (DPoP).")
         @OptionGroup var options: Options
         func run() async throws {
             try await Device.perform {
                 let client = try options.client()
                 let registered = await client.isRegistered()
                 let signedIn = await client.isSignedIn()
-                print("registered=\(registered) signedIn=\(signedIn) user=\(await client.userName() ?? "-")")
+                let binding = signedIn ? await client.tokenBinding().map { " " + Device.bindingText($0) } ?? "" : ""
+                print("registered=\(registered) signedIn=\(signedIn) user=\(await client.userName() ?? "-")\(binding)")
             }
         }
     }

@@ -91,8 +91,10 @@ struct IssuerLoginClientTests {
             let client = try latch.device(transport: transport, clock: clock.now)
             try await client.login(issuerTokens: [try issuers.token("bank-a", "c-1")])
             let sid = try await client.sessionID()
-            // The access token now expires within the 60 s margin: it is refreshed before it is sent.
+            // The access token now expires within the 60 s margin: it is refreshed before it is sent. (The server's clock
+            // moves too: DPoP proofs carry the time.)
             clock.advance(3600 - 30)
+            latch.clock.advance(by: 3600 - 30)
             try await client.addIssuerTokens([try issuers.token("bank-b", "c-5")])
             #expect(transport.count("/oauth2/token") == 3, "login, refresh, add")
             #expect(try await client.sessionID() == sid)
@@ -141,10 +143,13 @@ struct IssuerLoginClientTests {
     func sensitiveWindow() async throws {
         try await LiveLatch.run { latch in
             let issuers = try await IssuerFixture(latch)
-            let client = try latch.device()
+            // The device's clock moves with the server's (DPoP proofs carry the time).
+            let clock = MovableClock()
+            let client = try latch.device(clock: clock.now)
             try await client.login(issuerTokens: [try issuers.token("bank-a", "c-1")])
             try await client.requireRecentLogin()
             latch.clock.advance(by: 301)
+            clock.advance(301)
             await #expect(throws: UserClientError.insufficientAuthentication(maxAge: 300)) { try await client.requireRecentLogin() }
             let handle = try await client.issuerSession(issuer: "bank-a")
             await #expect(throws: UserClientError.insufficientAuthentication(maxAge: 300)) { try await handle.requireRecentLogin() }

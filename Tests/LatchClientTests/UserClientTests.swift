@@ -51,10 +51,16 @@ struct UserClientTests {
             #expect(await client.refreshToken() == nil)
             #expect(await client.signInStatus == .notSignedIn(.tokensCleared))
             #expect(await client.isRegistered())
-            // The server never heard of it: the old refresh token still works (unlike signOut).
+            // The server never heard of it: the old refresh token still works (unlike signOut) — with a proof of the
+            // device key, which the session is bound to (DPoP).
+            let registration = try JSONValue.parse(try #require(try store.value(for: "registration")))
+            let deviceKey = try PrivateKey(pem: try #require(registration["deviceKeyPEM"]?.stringValue))
+            let proof = try DPoP.proof(
+                key: deviceKey, method: "POST", url: latch.url.appendingPathComponent("oauth2/token").absoluteString, jti: UUID().uuidString,
+                issuedAt: latch.clock.seconds)
             let response = try await URLSessionTransport().send(HTTPRequestData(
                 method: "POST", url: latch.url.appendingPathComponent("oauth2/token"),
-                headers: ["Content-Type": "application/x-www-form-urlencoded"],
+                headers: ["Content-Type": "application/x-www-form-urlencoded", "DPoP": proof],
                 body: Data("grant_type=refresh_token&refresh_token=\(tokens.refreshToken)".utf8)))
             #expect(response.status == 200)
         }
@@ -93,8 +99,9 @@ struct UserClientTests {
             let client = try latch.device(transport: transport, clock: clock.now)
             try await client.registerWithAuthenticationProvider(try latch.testProvider())
             let first = try await client.signInWithKey()
-            // The token now expires within the 60 s margin.
+            // The token now expires within the 60 s margin (on the server's clock too: DPoP proofs carry the time).
             clock.advance(3600 - 30)
+            latch.clock.advance(by: 3600 - 30)
             let tokens = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<100 { group.addTask { try await client.accessToken() } }
                 return try await group.reduce(into: Set<String>()) { $0.insert($1) }
@@ -292,10 +299,13 @@ struct UserClientTests {
     @Test("De-registration needs a recent sign-in, then deletes the user and resets the client")
     func deregistration() async throws {
         try await LiveLatch.run { latch in
-            let client = try latch.device()
+            // The device's clock moves with the server's (DPoP proofs carry the time).
+            let clock = MovableClock()
+            let client = try latch.device(clock: clock.now)
             try await client.registerWithAuthenticationProvider(try latch.testProvider())
             _ = try await client.signInWithKey()
             latch.clock.advance(by: 301)
+            clock.advance(301)
             await #expect(throws: UserClientError.insufficientAuthentication(maxAge: 300)) { try await client.deregister() }
             #expect(await client.isRegistered())
             _ = try await client.signInWithKey()
