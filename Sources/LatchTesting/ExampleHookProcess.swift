@@ -6,9 +6,10 @@ import Glibc
 import Darwin
 #endif
 
-/// One of the example custom-registration hooks (`Examples/InvitationHook`, `Examples/SMSHook`) running as a child
-/// process on 127.0.0.1, on a port of its choosing. Built by `swift build --build-tests`.
-public final class ExampleHookProcess: Sendable {
+/// An executable of this package (an example app) running as a child process on 127.0.0.1, on a port of its choosing:
+/// started with `environment`, it must print `listening on <port>` as its first line. Built by
+/// `swift build --build-tests`.
+public final class ExampleProcess: Sendable {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
     }
@@ -17,13 +18,11 @@ public final class ExampleHookProcess: Sendable {
     /// Its standard output and error.
     public let output: String
     public let port: Int
-    public let secret: String
     /// `http://127.0.0.1:<port>/`.
     public var url: String { "http://127.0.0.1:\(port)/" }
 
-    /// Starts `name` with `HOOK_SECRET`, `HOOK_HOST=127.0.0.1`, `HOOK_PORT=0` and `environment`, and waits (≤ 30 s) for
-    /// its first line, `listening on <port>`.
-    public init(_ name: String, secret: String, environment: [String: String] = [:], output: String) async throws {
+    /// Starts `name` with `environment` and waits (≤ 30 s) for its first line, `listening on <port>`.
+    public init(_ name: String, environment: [String: String], output: String) async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         var candidates: [URL] = []
         if let bundle = Bundle.main.executableURL?.deletingLastPathComponent() { candidates.append(bundle.appendingPathComponent(name)) }
@@ -32,9 +31,8 @@ public final class ExampleHookProcess: Sendable {
         guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
             throw Failure(description: "the \(name) executable was not found; run `swift build --build-tests` first")
         }
-        var environment = environment.merging(["HOOK_SECRET": secret, "HOOK_PORT": "0", "HOOK_HOST": "127.0.0.1"]) { _, new in new }
+        var environment = environment
         environment["PATH"] = ProcessInfo.processInfo.environment["PATH"]
-        self.secret = secret
         self.output = output
         // Killed by its deinit when this throws.
         let child = try ChildProcess(executable: executable.path, arguments: [], environment: environment, outputPath: output)
@@ -65,4 +63,24 @@ public final class ExampleHookProcess: Sendable {
         process.signal(SIGKILL)
         return await process.waitForExit(timeout: 5)
     }
+}
+
+/// One of the example custom-registration hooks (`Examples/InvitationHook`, `Examples/SMSHook`) as a child process.
+public final class ExampleHookProcess: Sendable {
+    public let example: ExampleProcess
+    public let secret: String
+    public var port: Int { example.port }
+    public var url: String { example.url }
+    public var output: String { example.output }
+    public var process: ChildProcess { example.process }
+
+    /// Starts `name` with `HOOK_SECRET`, `HOOK_HOST=127.0.0.1`, `HOOK_PORT=0` and `environment`.
+    public init(_ name: String, secret: String, environment: [String: String] = [:], output: String) async throws {
+        self.secret = secret
+        example = try await ExampleProcess(
+            name, environment: environment.merging(["HOOK_SECRET": secret, "HOOK_PORT": "0", "HOOK_HOST": "127.0.0.1"]) { _, new in new },
+            output: output)
+    }
+
+    public func stop() async -> Int32? { await example.stop() }
 }

@@ -33,6 +33,42 @@ struct BenchCommandTests {
         #expect((document["coldStartMilliseconds"]?.doubleValue ?? 0) > 0)
     }
 
+    /// The custom-registration scenarios start the example SMS hook (built next to latch) and register through it.
+    @Test("latch bench runs the custom-registration scenarios against the example SMS hook and prints Latch's overhead")
+    func customRegistration() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let json = directory.path + "/bench.json"
+        let names = ["custom-sms", "custom-hook-direct", "custom-sms@200", "custom-hook-direct@200"]
+        let (status, output) = try await run(
+            try latchExecutable().path,
+            ["bench", "--duration", "1", "--connections", "2", "--scenarios", names.joined(separator: ","), "--json", json], timeout: 120)
+        #expect(status == 0, "\(output)")
+        #expect(!output.contains("did not stop"), "the server or a hook hung at shutdown:\n\(output)")
+        #expect(!output.contains("first error:"), "\(output)")
+        let lines = output.split(separator: "\n").map(String.init)
+        for scenario in names {
+            let row = try #require(lines.first { $0.hasPrefix(scenario + " ") }, "no row for \(scenario):\n\(output)")
+            // rate, p50, p90, p99, errors: the first five numbers after the name.
+            let numbers = row.dropFirst(scenario.count).split(separator: " ").prefix(5).compactMap { Double($0) }
+            #expect(numbers.count == 5 && numbers[0] > 0 && numbers[4] == 0, "\(row)")
+        }
+        let overhead = lines.filter { $0.hasPrefix("custom registration (") }
+        #expect(overhead.count == 2, "\(output)")
+        for line in overhead {
+            #expect(line.contains("steps/s") && line.contains("Latch's overhead p50 ") && line.contains(" ms, p99 "), "\(line)")
+        }
+        #expect(overhead.last?.contains("paced at 200 steps/s") == true, "\(output)")
+        let document = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: json)))
+        let scenarios = try #require(document["scenarios"]?.arrayValue)
+        #expect(scenarios.compactMap { $0["scenario"]?.stringValue } == names)
+        for scenario in scenarios {
+            #expect((scenario["rate"]?.doubleValue ?? 0) > 0)
+            #expect(scenario["errors"] == 0)
+            #expect((scenario["p99"]?.doubleValue ?? -1) >= (scenario["p50"]?.doubleValue ?? 0))
+        }
+    }
+
     @Test("latch bench refuses durations over 30 s and unknown scenarios")
     func boundedArguments() async throws {
         let latch = try latchExecutable().path

@@ -16,61 +16,18 @@ import Darwin
 /// `Examples/ResourceServerExample` running as a child process on 127.0.0.1, on a port of its choosing (built by
 /// `swift build --build-tests`).
 final class ExampleBackend: Sendable {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
+    let example: ExampleProcess
+    var port: Int { example.port }
+    var output: String { example.output }
 
-    let process: ChildProcess
-    let output: String
-    let port: Int
-
-    /// Starts it with `HOST=127.0.0.1`, `PORT=0` and `environment`, and waits (≤ 30 s) for its first line,
-    /// `listening on <port>`.
+    /// Starts it with `HOST=127.0.0.1`, `PORT=0` and `environment`.
     init(environment: [String: String], output: String) async throws {
-        let name = "ResourceServerExample"
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        var candidates: [URL] = []
-        if let bundle = Bundle.main.executableURL?.deletingLastPathComponent() { candidates.append(bundle.appendingPathComponent(name)) }
-        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name))
-        candidates.append(root.appendingPathComponent(".build/debug/\(name)"))
-        guard let executable = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw Failure(description: "the \(name) executable was not found; run `swift build --build-tests` first")
-        }
-        var environment = environment.merging(["PORT": "0", "HOST": "127.0.0.1"]) { _, new in new }
-        environment["PATH"] = ProcessInfo.processInfo.environment["PATH"]
-        self.output = output
-        let child = try ChildProcess(executable: executable.path, arguments: [], environment: environment, outputPath: output)
-        let deadline = Date().addingTimeInterval(30)
-        var port: Int?
-        while Date() < deadline, port == nil {
-            let log = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            if let newline = log.firstIndex(of: "\n") {
-                let first = log[..<newline]
-                guard first.hasPrefix("listening on "), let number = Int(first.dropFirst("listening on ".count)), number > 0 else {
-                    child.signal(SIGKILL)
-                    throw Failure(description: "\(name)'s first line is not `listening on <port>`: \(log.prefix(2000))")
-                }
-                port = number
-            } else {
-                guard child.isRunning else { throw Failure(description: "\(name) exited: \(log.prefix(2000))") }
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-        guard let port else {
-            child.signal(SIGKILL)
-            throw Failure(description: "\(name) did not start within 30 s")
-        }
-        self.port = port
-        process = child
+        example = try await ExampleProcess(
+            "ResourceServerExample", environment: environment.merging(["PORT": "0", "HOST": "127.0.0.1"]) { _, new in new }, output: output)
     }
 
     /// SIGTERM, then (bounded) SIGKILL: the exit status.
-    func stop() async -> Int32? {
-        process.signal(SIGTERM)
-        if let status = await process.waitForExit(timeout: 15) { return status }
-        process.signal(SIGKILL)
-        return await process.waitForExit(timeout: 5)
-    }
+    func stop() async -> Int32? { await example.stop() }
 
     /// `GET http://127.0.0.1:<port><path>` with `headers`: the status, the headers and the body.
     func get(_ path: String, headers: [(String, String)] = []) async throws -> (status: Int, headers: [String: [String]], body: String) {

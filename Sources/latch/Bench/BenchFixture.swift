@@ -24,6 +24,8 @@ final class BenchFixture: @unchecked Sendable {
     var oob: BenchOutOfBand?
     /// The issuer-login scenarios' tokens.
     var issuerLogin: BenchIssuerLogin?
+    /// The custom-registration scenarios' hooks and providers.
+    var customRegistration: BenchCustomRegistration?
 
     init(port: Int) { self.port = port }
 
@@ -178,6 +180,9 @@ final class BenchFixture: @unchecked Sendable {
             }
             if let issuerLogin, BenchIssuerLogin.scenarios.contains(name) {
                 return issuerLogin.run(name, port: port, duration: duration, connections: connections, server: server)
+            }
+            if let customRegistration, BenchCustomRegistration.scenarios.contains(name) {
+                return customRegistration.run(name, port: port, duration: duration, connections: connections, server: server)
             }
             if let oob, BenchOutOfBand.scenarios.contains(name) {
                 return oob.run(name, port: port, duration: duration, connections: connections, server: server)
