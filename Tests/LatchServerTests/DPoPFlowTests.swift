@@ -1,13 +1,16 @@
+import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
 import LatchApp
+import LatchAttestation
 import LatchCore
 import LatchJOSE
 import LatchModel
 @testable import LatchSQLite
 import LatchTesting
 import Testing
+import X509
 
 /// RFC 9449 over HTTP: the token endpoint's proof checks one by one, tokens bound to the key (`cnf.jkt`,
 /// `token_type: DPoP`), refresh bound across rotation, Latch's own resource endpoints with the DPoP scheme, server
@@ -247,6 +250,41 @@ struct DPoPFlowTests {
             let idToken = try ParsedJWS(try #require(reply.json["id_token"]?.stringValue)).claims
             #expect(idToken["amr"] == ["pop", "swk"])
             #expect(try ParsedJWS(try #require(reply.json["access_token"]?.stringValue)).claims["cnf"]?["jkt"]?.stringValue == device.publicKey.thumbprint)
+        }
+    }
+
+    @Test("Attested DPoP with an Android key attestation: the attested key signs in and proves; the tokens are bound to it and amr says hwk")
+    func attestedHardwareKey() async throws {
+        try await AttestationFlowTests.withDeployment { client, authority, _ in
+            let deployment = client.deployment
+            let device = P256.Signing.PrivateKey()
+            let challenge = try await AttestationFlowTests.challenge(client, .androidKey)
+            let chain = try authority.androidKeyChain(
+                deviceKey: .init(device.publicKey), challenge: Array(challenge.utf8), packageName: AttestationFlowTests.packageName,
+                signatureDigest: AttestationFlowTests.signingCertificate, verifiedBoot: true, now: deployment.clock.now)
+            let registered = try await client.postJSON(
+                "/v1/registrations",
+                RegistrationRequest(
+                    challengeType: .androidKey, answer: String(decoding: try JSONEncoder().encode(chain.map { Data($0).base64EncodedString() }), as: UTF8.self),
+                    registrationId: UUID().uuidString, publicKey: RegistrationPublicKey(keyId: "android-1", algorithm: "ES256", publicKey: ""),
+                    challenge: challenge))
+            #expect(registered.status == .created, "\(registered.json)")
+            let username = try registered.decode(RegistrationResponse.self).username
+            #expect(try await client.admin(.patch, "/admin/v1/clients/default", AdminClientPatch(dpop: "required", dpopAttested: true)).status == .ok)
+            let key = PrivateKey(p256: device)
+            func signIn(proofKey: PrivateKey) async throws -> Reply {
+                let nonce = try await client.postJSON("/v1/sign-in/challenge", SignInChallengeRequest(username: username))
+                    .decode(SignInChallengeResponse.self)
+                let assertion = try Assertions.device(username: username, keyID: "android-1", nonce: nonce.nonce, audience: nonce.audience, now: deployment.now)
+                    .sign(with: key)
+                return try await Self.token(
+                    client, [("grant_type", GrantType.jwtBearer), ("assertion", assertion)], proofs: [try Self.proof(proofKey, deployment)])
+            }
+            #expect(try await signIn(proofKey: try PrivateKey.generate(.ES256)).code == "invalid_dpop_proof")
+            let reply = try await signIn(proofKey: key)
+            #expect(reply.status == .ok, "\(reply.json)")
+            #expect(try ParsedJWS(try #require(reply.json["id_token"]?.stringValue)).claims["amr"] == ["pop", "hwk"])
+            #expect(try ParsedJWS(try #require(reply.json["access_token"]?.stringValue)).claims["cnf"]?["jkt"]?.stringValue == key.publicKey.thumbprint)
         }
     }
 
