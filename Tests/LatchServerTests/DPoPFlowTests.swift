@@ -288,6 +288,52 @@ struct DPoPFlowTests {
         }
     }
 
+    @Test("Attested DPoP with App Attest: the assertion vouches for the app's own key (dpop_jkt in client_data); a proof of it binds (amr hwk); none or another key is refused")
+    func appAttestVouchedKey() async throws {
+        try await AttestationFlowTests.withDeployment { client, authority, _ in
+            let deployment = client.deployment
+            let attested = P256.Signing.PrivateKey()
+            let keyID = Data(SHA256.hash(data: attested.publicKey.x963Representation)).base64EncodedString()
+            let challenge = try await AttestationFlowTests.challenge(client, .appAttest)
+            let attestation = try authority.appAttestAttestation(
+                deviceKey: attested.publicKey, appID: AttestationFlowTests.appID, environment: .production,
+                clientDataHash: Array(SHA256.hash(data: Array(challenge.utf8))), now: deployment.clock.now)
+            let registered = try await client.postJSON(
+                "/v1/registrations",
+                RegistrationRequest(
+                    challengeType: .appAttest, answer: Data(attestation).base64EncodedString(), registrationId: UUID().uuidString, challenge: challenge,
+                    keyId: keyID))
+            #expect(registered.status == .created, "\(registered.json)")
+            let username = try registered.decode(RegistrationResponse.self).username
+            #expect(try await client.admin(.patch, "/admin/v1/clients/default", AdminClientPatch(dpop: "required", dpopAttested: true)).status == .ok)
+            let enclave = try PrivateKey.generate(.ES256)
+            var counter: UInt32 = 0
+            func signIn(vouching: String?, proofKey: PrivateKey) async throws -> Reply {
+                counter += 1
+                let nonce = try await client.postJSON("/v1/sign-in/challenge", SignInChallengeRequest(username: username))
+                    .decode(SignInChallengeResponse.self).nonce
+                var data: [String: JSONValue] = ["challenge": .string(nonce)]
+                if let vouching { data["dpop_jkt"] = .string(vouching) }
+                let clientData = JSONValue.object(data).serialized()
+                let assertion = try TestAttestationAuthority.appAttestAssertion(
+                    deviceKey: attested, appID: AttestationFlowTests.appID, counter: counter, clientData: clientData)
+                return try await Self.token(
+                    client,
+                    [
+                        ("grant_type", GrantType.appAttest), ("key_id", keyID), ("assertion", Base64URL.encode(Data(assertion))),
+                        ("client_data", Base64URL.encode(Data(clientData))),
+                    ], proofs: [try Self.proof(proofKey, deployment)])
+            }
+            #expect(try await signIn(vouching: nil, proofKey: enclave).code == "invalid_dpop_proof")
+            #expect(try await signIn(vouching: enclave.publicKey.thumbprint, proofKey: try PrivateKey.generate(.ES256)).code == "invalid_dpop_proof")
+            #expect(try await signIn(vouching: "not-a-thumbprint", proofKey: enclave).code == "invalid_grant")
+            let reply = try await signIn(vouching: enclave.publicKey.thumbprint, proofKey: enclave)
+            #expect(reply.status == .ok, "\(reply.json)")
+            #expect(try ParsedJWS(try #require(reply.json["id_token"]?.stringValue)).claims["amr"] == ["hwk"])
+            #expect(try ParsedJWS(try #require(reply.json["access_token"]?.stringValue)).claims["cnf"]?["jkt"]?.stringValue == enclave.publicKey.thumbprint)
+        }
+    }
+
     @Test("A proof made by a third-party library (Python joserfc) is accepted, and the token is bound to its key's thumbprint")
     func joserfcProof() async throws {
         let deployment = try await Deployment.make()

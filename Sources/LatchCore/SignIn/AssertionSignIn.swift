@@ -17,6 +17,9 @@ public struct VerifiedSignIn: Sendable {
     public var usesAuthenticator: (id: String, signCount: UInt32, failedAttempts: Int)?
     /// The registered device sign-in key that signed the assertion, for attested DPoP (the proof key must be it).
     public var deviceKey: DeviceKey?
+    /// The RFC 7638 thumbprint of a DPoP key the sign-in's attested key vouched for (App Attest: `dpop_jkt` in the
+    /// signed `client_data`): the proof key must be it, and it counts as attested for attested DPoP.
+    public var vouchedDPoPKey: String?
 
     public init(
         user: User, amr: [String], consumes: SingleUse, updatedClaims: [String: JSONValue]? = nil,

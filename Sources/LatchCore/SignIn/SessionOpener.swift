@@ -39,12 +39,20 @@ public struct SessionOpener: Sendable {
     /// attested key, `swk` for a test key).
     public func open(_ signIn: VerifiedSignIn, client: Client, scope: String, now: Int64, dpop: DPoP.Proof? = nil) async throws -> TokenResponse {
         var amr = signIn.amr
+        if let vouched = signIn.vouchedDPoPKey, vouched != dpop?.thumbprint {
+            throw LatchError(.invalidDPoPProof, "the sign-in vouched for another DPoP key (dpop_jkt) than the proof's")
+        }
         if let dpop, (client.evidence.dpop ?? .default).attested {
-            guard let deviceKey = signIn.deviceKey, deviceKey.key.thumbprint == dpop.thumbprint else {
+            let method: String
+            if let deviceKey = signIn.deviceKey, deviceKey.key.thumbprint == dpop.thumbprint {
+                method = deviceKey.attestation == nil ? "swk" : "hwk"
+            } else if signIn.vouchedDPoPKey == dpop.thumbprint {
+                method = "hwk"
+            } else {
                 throw LatchError(
-                    .invalidDPoPProof, "this client binds tokens only to the device's registered sign-in key: sign in with it and prove it")
+                    .invalidDPoPProof,
+                    "this client binds tokens only to the device's attested key: the device sign-in key, or a key its App Attest assertion vouched for")
             }
-            let method = deviceKey.attestation == nil ? "swk" : "hwk"
             if !amr.contains(method) { amr.append(method) }
         }
         let session = Session(

@@ -13,6 +13,10 @@ import LatchModel
 /// SHA-256(client_data)) with the stored key, the App ID, and a counter greater than the stored one — moved
 /// forward in the same unit of work that consumes the nonce and opens the session, so an assertion counts once on
 /// any replica.
+///
+/// DPoP: an App Attest key can only sign assertions, so the app proves possession with a key of its own (a Secure
+/// Enclave key) and names its RFC 7638 thumbprint as `dpop_jkt` in `client_data`: the assertion then vouches for that
+/// key, the request's DPoP proof must be made with it, and an attested-DPoP client accepts it as attested (`hwk`).
 public struct AppAttestGrant: TokenGrant {
     public var grantType: String { GrantType.appAttest }
 
@@ -55,6 +59,12 @@ public struct AppAttestGrant: TokenGrant {
         guard case .object(let members)? = try? JSONValue.parse(clientData), let nonce = members["challenge"]?.stringValue else {
             throw LatchError.invalidGrant("client_data must be a JSON object with a string challenge (the sign-in nonce)")
         }
+        var vouched: String?
+        switch members["dpop_jkt"] {
+        case nil: break
+        case .string(let thumbprint)? where thumbprint.utf8.count == 43 && Base64URL.decode(thumbprint)?.count == 32: vouched = thumbprint
+        default: throw LatchError.invalidGrant("client_data's dpop_jkt must be an RFC 7638 SHA-256 thumbprint (43 base64url characters)")
+        }
         // Step 2. The attested key and its user; the nonce was issued for that user.
         let now = clock.seconds()
         guard let (user, key) = try await store.attestedDeviceKey(keyID: keyID, type: ChallengeType.appAttest.rawValue),
@@ -74,9 +84,10 @@ public struct AppAttestGrant: TokenGrant {
             throw LatchError.invalidGrant("\(failure.step): \(failure.detail)", detail: failure.code.rawValue)
         }
         // Step 4. One unit of work: nonce consumed, counter moved forward, session opened.
-        let signIn = VerifiedSignIn(
+        var signIn = VerifiedSignIn(
             user: user, amr: ["hwk"], consumes: .jti(nonce, issuer: SignInNonces.consumedIssuer, until: expiresAt),
             advancesSignCount: (keyID, verified.counter))
+        signIn.vouchedDPoPKey = vouched
         return try await sessions.open(signIn, client: request.client, scope: scope, now: now, dpop: request.dpop)
     }
 }
