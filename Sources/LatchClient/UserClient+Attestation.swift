@@ -35,9 +35,13 @@ extension UserClient {
         setStatus(.signingIn)
         do throws(UserClientError) {
             let nonce = try await signInNonce(username: registration.username).nonce
-            var writer = JSONWriter(reservingCapacity: 64)
+            // The App Attest key cannot sign a proof: the client's own DPoP key does, and the assertion vouches for it
+            // by naming its thumbprint (`dpop_jkt`), so an attested-DPoP app accepts it as attested.
+            let key = try newSessionKey()
+            var writer = JSONWriter(reservingCapacity: 128)
             writer.beginObject()
             writer.member("challenge", nonce)
+            if let key { writer.member("dpop_jkt", key.publicKey.thumbprint) }
             writer.endObject()
             let clientData = Data(writer.bytes)
             let assertion: Data
@@ -46,8 +50,6 @@ extension UserClient {
             } catch {
                 throw UserClientError.invalidInput("App Attest could not assert: \(error)")
             }
-            // The App Attest key cannot sign a proof: the client's own DPoP key does.
-            let key = try newSessionKey()
             let response = try await send(
                 "POST", "oauth2/token",
                 form: [
