@@ -95,8 +95,18 @@ struct DPoPFlowTests {
             reply = try await Self.token(client, [("grant_type", "refresh_token"), ("refresh_token", rotated)], proofs: [try Self.proof(key, deployment)])
             #expect(reply.status == .ok)
             #expect(try await deployment.count("sessions") == sessions)
+            let latest = try #require(reply.json["refresh_token"]?.stringValue)
             let discovery = try await client.get("/.well-known/openid-configuration").json
             #expect(discovery["dpop_signing_alg_values_supported"] == ["ES256", "ES384", "RS256"])
+            // Introspection (RFC 9449 §6.2) shows the binding of the access and the refresh token.
+            let server = try await client.admin(.post, "/admin/v1/resource-servers", AdminResourceServerRequest(name: "api")).json
+            let basic = Data("\(server["clientId"]?.stringValue ?? ""):\(server["clientSecret"]?.stringValue ?? "")".utf8).base64EncodedString()
+            for token in [access, latest] {
+                let introspected = try await client.send(
+                    .post, "/oauth2/introspect", headers: [.authorization: "Basic \(basic)", .contentType: "application/x-www-form-urlencoded"],
+                    body: "token=\(token.formEscaped)")
+                #expect(introspected.json["cnf"]?["jkt"]?.stringValue == key.publicKey.thumbprint, "\(introspected.json)")
+            }
         }
     }
 

@@ -227,6 +227,7 @@ public struct IssuerLoginService: Sendable {
             ]
             let consumers = try await store.sessionConsumers(sessionID: found.id)
             if !consumers.isEmpty { answer[ConsumerPair.claimName] = ConsumerPair.claim(consumers) }
+            if let jkt = found.dpopJKT { answer["cnf"] = ["jkt": .string(jkt)] }
         } else {
             let caller: SignedInCaller
             do {
@@ -237,11 +238,14 @@ public struct IssuerLoginService: Sendable {
             session = caller.session
             let claims = caller.claims
             answer = [
-                "active": .bool(true), "token_type": .string("Bearer"), "client_id": .string(claims.clientID), "sub": .string(claims.subject),
+                "active": .bool(true), "token_type": .string(claims.confirmationKey == nil ? "Bearer" : "DPoP"), "client_id": .string(claims.clientID),
+                "sub": .string(claims.subject),
                 "username": .string(caller.user.username), "scope": .string(claims.scope), "iss": .string(claims.issuer),
                 "aud": .string(claims.audience), "iat": .int(claims.issuedAt), "exp": .int(claims.expiresAt), "jti": .string(claims.jwtID),
                 "sid": .string(claims.sessionID),
             ]
+            // RFC 9449 §6.2: a bound token's key, so the resource server can check the proof.
+            if let jkt = claims.confirmationKey { answer["cnf"] = ["jkt": .string(jkt)] }
             // The session's pairs now (adding tokens after this token was issued shows here at once).
             let consumers = session.amr.contains(IssuerLoginGrant.method) ? try await store.sessionConsumers(sessionID: session.id) : []
             if !consumers.isEmpty { answer[ConsumerPair.claimName] = ConsumerPair.claim(consumers) }
