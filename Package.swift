@@ -196,6 +196,7 @@ let package = Package(
             name: "latch",
             dependencies: [
                 "LatchModel", "LatchJOSE", "LatchCore", "LatchServer", "LatchApp", "LatchClient", "LatchAttestation", "LatchQR", "LatchHookKit",
+                "LatchResourceServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

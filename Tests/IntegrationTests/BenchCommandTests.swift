@@ -11,20 +11,30 @@ struct BenchCommandTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let json = directory.path + "/bench.json"
+        let names = ["jwks", "refresh", "refresh-dpop", "key-sign-in", "oob-status", "dpop-verify"]
         let (status, output) = try await run(
             try latchExecutable().path,
-            ["bench", "--duration", "1", "--connections", "2", "--scenarios", "jwks,refresh,key-sign-in,oob-status", "--json", json], timeout: 120)
+            ["bench", "--duration", "1", "--connections", "2", "--scenarios", names.joined(separator: ","), "--json", json], timeout: 120)
         #expect(status == 0, "\(output)")
         #expect(output.contains("cold start:"))
         #expect(!output.contains("did not stop"), "the server hung at shutdown:\n\(output)")
+        #expect(!output.contains("first error:"), "\(output)")
         #expect(output.contains("QR codes, one thread:"))
-        for scenario in ["jwks", "refresh", "key-sign-in", "oob-status"] {
-            let row = output.split(separator: "\n").first { $0.hasPrefix(scenario + " ") }
-            #expect(row != nil, "no row for \(scenario):\n\(output)")
+        let lines = output.split(separator: "\n").map(String.init)
+        for scenario in names {
+            let row = try #require(lines.first { $0.hasPrefix(scenario + " ") }, "no row for \(scenario):\n\(output)")
+            // rate, p50, p90, p99, errors: the first five numbers after the name.
+            let numbers = row.dropFirst(scenario.count).split(separator: " ").prefix(5).compactMap { Double($0) }
+            #expect(numbers.count == 5 && numbers[0] > 0 && numbers[4] == 0, "\(row)")
         }
+        // The DPoP lines after the table: refresh with DPoP against refresh, and dpop-verify's split.
+        let comparison = try #require(lines.first { $0.hasPrefix("refresh with DPoP: ") }, "\(output)")
+        #expect(comparison.contains("/s = ") && comparison.contains(" % of refresh (target ≥ 70 %)"), "\(comparison)")
+        let split = try #require(lines.first { $0.hasPrefix("dpop-verify, one thread: ") }, "\(output)")
+        #expect(split.contains("AccessTokenVerifier.authenticate") && split.contains("DPoP.verify alone") && split.contains(" 0 errors"), "\(split)")
         let document = try JSONValue.parse(Data(contentsOf: URL(fileURLWithPath: json)))
         let scenarios = try #require(document["scenarios"]?.arrayValue)
-        #expect(scenarios.compactMap { $0["scenario"]?.stringValue } == ["jwks", "refresh", "key-sign-in", "oob-status"])
+        #expect(scenarios.compactMap { $0["scenario"]?.stringValue } == names)
         for scenario in scenarios {
             #expect((scenario["rate"]?.doubleValue ?? 0) > 0)
             #expect(scenario["errors"] == 0)

@@ -26,6 +26,8 @@ final class BenchFixture: @unchecked Sendable {
     var issuerLogin: BenchIssuerLogin?
     /// The custom-registration scenarios' hooks and providers.
     var customRegistration: BenchCustomRegistration?
+    /// The DPoP scenarios' sessions, keys and proofs.
+    var dpop: BenchDPoP?
 
     init(port: Int) { self.port = port }
 
@@ -183,6 +185,9 @@ final class BenchFixture: @unchecked Sendable {
             }
             if let customRegistration, BenchCustomRegistration.scenarios.contains(name) {
                 return customRegistration.run(name, port: port, duration: duration, connections: connections, server: server)
+            }
+            if let dpop, BenchDPoP.scenarios.contains(name) {
+                return dpop.run(name, port: port, duration: duration, connections: connections, server: server)
             }
             if let oob, BenchOutOfBand.scenarios.contains(name) {
                 return oob.run(name, port: port, duration: duration, connections: connections, server: server)
