@@ -51,10 +51,14 @@ extension PostgresStore: SessionStore {
     /// the final SELECT answers the outcome with the session as it now is and its user. The conformance suite
     /// checks this statement against `RefreshRotation.decide` on 300 random states, so the two cannot drift.
     static let rotationStatement = """
-        WITH current AS (
+        WITH spent AS (
+            INSERT INTO used_jtis (issuer, jti, expires_at) SELECT $7::TEXT, $8::TEXT, $9::BIGINT WHERE $7::TEXT IS NOT NULL
+            ON CONFLICT DO NOTHING RETURNING 1
+        ), current AS (
             SELECT * FROM sessions WHERE id = $1 FOR UPDATE
         ), decision AS (
             SELECT c.id, CASE
+                WHEN $7::TEXT IS NOT NULL AND NOT EXISTS (SELECT 1 FROM spent) THEN 'replayedProof'
                 WHEN c.revoked_at IS NOT NULL OR c.expires_at <= $2 THEN 'inactive'
                 WHEN c.client_id <> $3 THEN 'wrongClient'
                 WHEN c.dpop_jkt IS NOT NULL AND c.dpop_jkt IS DISTINCT FROM $6 THEN 'wrongKey'
@@ -81,9 +85,11 @@ extension PostgresStore: SessionStore {
         JOIN users u ON u.id = s.user_id
         """
 
-    public func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, presentedKey: String?, now: Int64, grace: Int64) async throws
-        -> (RefreshRotation.Outcome, Session, User)?
-    {
+    public func rotateRefreshToken(
+        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64
+    ) async throws -> (RefreshRotation.Outcome, Session, User)? {
+        let spent: (issuer: String, jti: String, until: Int64)? =
+            if case .jti(let jti, let issuer, let until)? = spending { (issuer, jti, until) } else { nil }
         let row = try await query("rotateRefreshToken") { client in
             var statement = PostgresQuery(unsafeSQL: Self.rotationStatement)
             statement.binds.append(sessionID)
@@ -92,6 +98,9 @@ extension PostgresStore: SessionStore {
             statement.binds.append(presented)
             statement.binds.append(grace)
             statement.binds.append(presentedKey)
+            statement.binds.append(spent?.issuer)
+            statement.binds.append(spent?.jti)
+            statement.binds.append(spent?.until)
             return try await client.query(statement).first(
                 (String, String, String, String, Int64, String, String, Int64, Int64, Int64?, Int64, Int64?, Int64?, String?,
                  String, String, String, String?, String?, String, Int64).self)

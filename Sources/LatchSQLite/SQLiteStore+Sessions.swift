@@ -41,12 +41,21 @@ extension SQLiteStore: SessionStore {
 
     /// ``updateSession(id:_:)`` with the rotation rule, written out for concrete types: the hottest write,
     /// without the generic closure's overhead.
-    public func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, presentedKey: String?, now: Int64, grace: Int64) async throws
-        -> (RefreshRotation.Outcome, Session, User)?
-    {
+    public func rotateRefreshToken(
+        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64
+    ) async throws -> (RefreshRotation.Outcome, Session, User)? {
         try await job { db -> (RefreshRotation.Outcome, Session, User)? in
+            // A DPoP proof's jti is spent in the same job: a replayed proof changes nothing.
+            var replayed = false
+            if case .jti(let jti, let issuer, let until)? = spending {
+                replayed =
+                    try db.run(
+                        "INSERT INTO used_jtis (issuer, jti, expires_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [.text(issuer), .text(jti), .int(until)])
+                    == 0
+            }
             guard let row = try db.row(Self.sessionAndUser, [.text(sessionID)]) else { return nil }
             let session = Self.decodeSession(row)
+            if replayed { return (.replayedProof, session, try Self.decodeUser(row, offset: 13)) }
             let update = RefreshRotation.decide(
                 session, presented: presented, clientID: clientID, presentedKey: presentedKey, now: now, grace: grace)
             if let next = update.session { try Self.writeState(next, id: sessionID, on: db) }

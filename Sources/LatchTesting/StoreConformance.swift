@@ -99,7 +99,7 @@ public enum StoreConformance {
     public static func refresh(_ store: any LatchStore, _ sid: String, _ n: Int64, now: Int64, client: String = "app") async throws
         -> (RefreshRotation.Outcome?, Int64?)
     {
-        guard let (outcome, session, _) = try await store.rotateRefreshToken(sessionID: sid, presented: n, clientID: client, presentedKey: nil, now: now, grace: 10)
+        guard let (outcome, session, _) = try await store.rotateRefreshToken(sessionID: sid, presented: n, clientID: client, presentedKey: nil, spending: nil, now: now, grace: 10)
         else { return (nil, nil) }
         return (outcome, outcome == .rotated || outcome == .reissued ? session.generation : nil)
     }
@@ -232,14 +232,40 @@ public enum StoreConformance {
                 twin.id = "r\(index)"
                 #expect(try await start(store, twin) == nil)
                 let rotated = try #require(
-                    try await store.rotateRefreshToken(sessionID: twin.id, presented: presented, clientID: "app", presentedKey: key, now: now, grace: 10))
+                    try await store.rotateRefreshToken(sessionID: twin.id, presented: presented, clientID: "app", presentedKey: key, spending: nil, now: now, grace: 10))
                 var expectedTwin = expected.session ?? state
                 expectedTwin.id = twin.id
                 #expect(rotated.0 == expected.result && rotated.1 == expectedTwin && rotated.2.id == alice.id, "rotateRefreshToken on \(state), presented \(presented), now \(now)")
                 #expect(try await store.session(id: twin.id) == expectedTwin)
             }
-            #expect(try await store.rotateRefreshToken(sessionID: "nope", presented: 0, clientID: "app", presentedKey: nil, now: 1000, grace: 10) == nil)
+            #expect(try await store.rotateRefreshToken(sessionID: "nope", presented: 0, clientID: "app", presentedKey: nil, spending: nil, now: 1000, grace: 10) == nil)
             #expect(try await store.updateSession(id: "nope") { _, _ in SessionUpdate(session: nil, result: 1) } == nil)
+        },
+        Check(name: "rotation spending a DPoP proof's jti: spent with the rotation; a spent one changes nothing; raced on two replicas, one rotation") { store, replica in
+            let alice = user("alice")
+            try await register(store, alice)
+            var bound = session("s-dpop", user: alice)
+            bound.dpopJKT = "jkt-1"
+            #expect(try await start(store, bound) == nil)
+            @Sendable func rotate(_ on: any LatchStore, _ n: Int64, jti: String) async throws -> RefreshRotation.Outcome? {
+                let rotated = try await on.rotateRefreshToken(
+                    sessionID: "s-dpop", presented: n, clientID: "app", presentedKey: "jkt-1", spending: .jti(jti, issuer: "dpop:jkt-1", until: 2000),
+                    now: 1100, grace: 10)
+                return rotated?.0
+            }
+            #expect(try await rotate(store, 0, jti: "p1") == .rotated)
+            #expect(try await rotate(replica, 1, jti: "p1") == .replayedProof)
+            #expect(try await store.session(id: "s-dpop")?.generation == 1)
+            // A jti spent elsewhere first (the same single-use table) is spent here too.
+            try await store.write { $0.consume(.jti("p2", issuer: "dpop:jkt-1", until: 2000), ifUnavailable: Refusal.used) }
+            #expect(try await rotate(replica, 1, jti: "p2") == .replayedProof)
+            // One proof raced ten times on the two replicas (each presenting the live generation): one rotation.
+            let outcomes = await (0..<10).asyncConcurrentCount { index in
+                (try? await rotate(pick(index, store, replica), 1, jti: "p3")) == .rotated
+            }
+            #expect(outcomes == 1)
+            #expect(try await store.session(id: "s-dpop")?.generation == 2)
+            #expect(try await rotate(store, 2, jti: "p4") == .rotated)
         },
         Check(name: "rotation: live rotates; retry within grace reissues; a dead successor is reuse and the revocation commits") { store, _ in
             let alice = user("alice")

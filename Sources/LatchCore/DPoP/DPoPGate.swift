@@ -93,7 +93,7 @@ public struct DPoPGate: Sendable {
 
     /// At the token endpoint: the proof in `headers` (every `DPoP` header value) under the client's policy; nil when
     /// the tokens are to be bearer tokens (no proof, or DPoP off for the client). The proof's `jti` is spent.
-    public func tokenEndpoint(headers: [String], policy: DPoPPolicy) async throws -> DPoP.Proof? {
+    public func tokenEndpoint(headers: [String], policy: DPoPPolicy, spend: Bool = true) async throws -> DPoP.Proof? {
         guard policy.mode != .off else { return nil }
         guard !headers.isEmpty else {
             guard policy.mode != .required else {
@@ -102,7 +102,7 @@ public struct DPoPGate: Sendable {
             return nil
         }
         let proof = try check(headers, method: "POST", path: "/oauth2/token", accessToken: nil, atResource: false)
-        try await spend(proof, atResource: false)
+        if spend { try await self.spend(proof, atResource: false) }
         return proof
     }
 
@@ -135,8 +135,13 @@ public struct DPoPGate: Sendable {
 
     private struct Replayed: Error {}
 
+    /// The single-use value a proof's `jti` is: one per key.
+    public static func spending(_ proof: DPoP.Proof) -> SingleUse {
+        .jti(proof.jti, issuer: "dpop:" + proof.thumbprint, until: proof.rememberUntil)
+    }
+
     func spend(_ proof: DPoP.Proof, atResource: Bool) async throws {
-        let value = SingleUse.jti(proof.jti, issuer: "dpop:" + proof.thumbprint, until: proof.rememberUntil)
+        let value = Self.spending(proof)
         do {
             try await store.write { $0.consume(value, ifUnavailable: Replayed()) }
         } catch is Replayed {

@@ -41,7 +41,7 @@ public struct TokenEndpoint: Sendable {
             throw LatchError(.unsupportedGrantType, "grant_type must be one of: \(grantTypes.joined(separator: ", "))")
         }
         // Step 4.
-        let proof = try await dpop?.tokenEndpoint(headers: dpopHeaders, policy: client.evidence.dpop ?? .default)
+        let proof = try await dpop?.tokenEndpoint(headers: dpopHeaders, policy: client.evidence.dpop ?? .default, spend: !grant.spendsDPoPProof)
         // Step 5.
         return try await grant.exchange(TokenRequest(parameters: parameters, client: client, repeated: repeated, bearer: bearer, dpop: proof))
     }

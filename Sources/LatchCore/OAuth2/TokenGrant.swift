@@ -46,5 +46,12 @@ public struct TokenRequest: Sendable {
 public protocol TokenGrant: Sendable {
     /// The `grant_type` value this handler answers.
     var grantType: String { get }
+    /// Whether the grant spends the DPoP proof's `jti` itself, inside its own write (the refresh grant, to keep one
+    /// write per refresh); otherwise the token endpoint spends it before the grant runs.
+    var spendsDPoPProof: Bool { get }
     func exchange(_ request: TokenRequest) async throws -> TokenResponse
+}
+
+extension TokenGrant {
+    public var spendsDPoPProof: Bool { false }
 }

@@ -84,15 +84,31 @@ public protocol SessionStore: Sendable {
     /// The default runs exactly that. A store may answer with a single statement of its own where that was
     /// measured to matter (PostgreSQL: one round trip instead of two); the conformance suite checks every store's
     /// answer against `RefreshRotation.decide` on random states.
-    func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, presentedKey: String?, now: Int64, grace: Int64) async throws
-        -> (RefreshRotation.Outcome, Session, User)?
+    ///
+    /// `spending` (a DPoP proof's `jti`) is consumed in the same step: when it was used before, the answer is
+    /// `replayedProof` and nothing changes — one write for a DPoP refresh instead of two.
+    func rotateRefreshToken(
+        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64
+    ) async throws -> (RefreshRotation.Outcome, Session, User)?
 }
 
-extension SessionStore {
-    public func rotateRefreshToken(sessionID: String, presented: Int64, clientID: String, presentedKey: String?, now: Int64, grace: Int64) async throws
-        -> (RefreshRotation.Outcome, Session, User)?
-    {
-        try await updateSession(id: sessionID) { session, user in
+/// A DPoP proof's `jti` found spent by a rotation.
+private struct ProofReplayed: Error {}
+
+extension SessionStore where Self: UnitOfWork {
+    public func rotateRefreshToken(
+        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64
+    ) async throws -> (RefreshRotation.Outcome, Session, User)? {
+        if let spending {
+            // Two steps here (the in-memory store); SQLite and PostgreSQL do both in one.
+            do {
+                try await write { $0.consume(spending, ifUnavailable: ProofReplayed()) }
+            } catch is ProofReplayed {
+                guard let (session, user) = try await sessionWithUser(id: sessionID) else { return nil }
+                return (.replayedProof, session, user)
+            }
+        }
+        return try await updateSession(id: sessionID) { session, user in
             let update = RefreshRotation.decide(
                 session, presented: presented, clientID: clientID, presentedKey: presentedKey, now: now, grace: grace)
             return SessionUpdate(session: update.session, result: (update.result, update.session ?? session, user))

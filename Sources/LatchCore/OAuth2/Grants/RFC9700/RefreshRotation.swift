@@ -17,6 +17,8 @@ public enum RefreshRotation {
         case rotated, reissued, unknown, inactive, wrongClient, reuseDetected
         /// The session is bound to a DPoP key (RFC 9449 §5) and the request proved another key, or none: nothing changes.
         case wrongKey
+        /// The request's DPoP proof was used before (its `jti`, spent with the rotation): nothing changes.
+        case replayedProof
     }
 
     public static func decide(_ session: Session, presented n: Int64, clientID: String, presentedKey: String? = nil, now: Int64, grace: Int64)

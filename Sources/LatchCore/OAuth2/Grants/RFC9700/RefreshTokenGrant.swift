@@ -29,6 +29,9 @@ public struct RefreshTokenGrant: TokenGrant {
         self.logger = logger
     }
 
+    /// The proof's `jti` is spent with the rotation, in one step of the store.
+    public var spendsDPoPProof: Bool { true }
+
     public func exchange(_ request: TokenRequest) async throws -> TokenResponse {
         let token = try request.required("refresh_token")
         guard let (sessionID, generation) = refreshTokens.parse(token) else {
@@ -36,8 +39,8 @@ public struct RefreshTokenGrant: TokenGrant {
         }
         let now = clock.seconds()
         let decided = try await store.rotateRefreshToken(
-            sessionID: sessionID, presented: generation, clientID: request.client.id, presentedKey: request.dpop?.thumbprint, now: now,
-            grace: tokens.refreshGrace)
+            sessionID: sessionID, presented: generation, clientID: request.client.id, presentedKey: request.dpop?.thumbprint,
+            spending: request.dpop.map(DPoPGate.spending), now: now, grace: tokens.refreshGrace)
         guard let (outcome, session, user) = decided else { throw LatchError.invalidGrant("the refresh token is invalid") }
         switch outcome {
         case .rotated, .reissued:
@@ -52,6 +55,8 @@ public struct RefreshTokenGrant: TokenGrant {
             throw LatchError.invalidGrant("the session has ended (signed out, revoked or expired)")
         case .wrongClient:
             throw LatchError.invalidGrant("the refresh token was issued to another client")
+        case .replayedProof:
+            throw LatchError(.invalidDPoPProof, "this DPoP proof was used before (its jti)")
         case .wrongKey:
             // RFC 9449 §5: a bound refresh token is refused without a proof of its key; nothing changes.
             throw LatchError(
