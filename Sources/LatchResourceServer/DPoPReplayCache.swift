@@ -51,7 +51,7 @@ public final class DPoPReplayCache: Sendable {
     let state: Mutex<State>
 
     /// A cache of at most `capacity` (≥ 1) entries.
-    public init(capacity: Int = 100_000) {
+    public init(capacity: Int = 500_000) {
         self.capacity = max(1, capacity)
         state = Mutex(State())
     }
