@@ -21,7 +21,8 @@ public final class ExampleProcess: Sendable {
     /// `http://127.0.0.1:<port>/`.
     public var url: String { "http://127.0.0.1:\(port)/" }
 
-    /// Starts `name` with `environment` and waits (≤ 30 s) for its first line, `listening on <port>`.
+    /// Starts `name` with `environment` and waits (≤ 120 s: the whole suite starts processes at once on 2 cores) for its
+    /// first line, `listening on <port>`.
     public init(_ name: String, environment: [String: String], output: String) async throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         var candidates: [URL] = []
@@ -36,7 +37,7 @@ public final class ExampleProcess: Sendable {
         self.output = output
         // Killed by its deinit when this throws.
         let child = try ChildProcess(executable: executable.path, arguments: [], environment: environment, outputPath: output)
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(120)
         var port: Int?
         while Date() < deadline, port == nil {
             let log = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
@@ -51,7 +52,7 @@ public final class ExampleProcess: Sendable {
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
-        guard let port else { throw Failure(description: "\(name) did not start within 30 s") }
+        guard let port else { throw Failure(description: "\(name) did not start within 120 s") }
         self.port = port
         process = child
     }

@@ -46,7 +46,7 @@ final class LatchServer: Sendable {
     }
 
     /// Waits (at most `timeout` seconds) for the "listening" line.
-    func waitUntilListening(timeout: Double = 30) async throws {
+    func waitUntilListening(timeout: Double = 120) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if log.contains("latch listening on") { return }
@@ -65,7 +65,7 @@ final class LatchServer: Sendable {
     }
 
     /// SIGTERM, then waits (bounded) for the exit status.
-    func terminate(timeout: Double = 15) async throws -> Int32 {
+    func terminate(timeout: Double = 60) async throws -> Int32 {
         process.signal(SIGTERM)
         guard let status = await process.waitForExit(timeout: timeout) else {
             await kill9()
