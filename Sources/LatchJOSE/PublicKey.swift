@@ -223,3 +223,27 @@ extension PublicKey {
         }
     }
 }
+
+extension PublicKey {
+    /// The signing keys of a JWK Set (RFC 7517 §5) by `kid`: members with a `kid` of 1–255 bytes, `use` absent or `sig`,
+    /// no private part, of a supported type and size; a key whose `alg` does not match its type is left out. At most
+    /// `maximumKeys` members are read; a body over `maximumBytes`, or one that is not a JSON object with a `keys`
+    /// array, is refused (`malformed` / `tooLarge`).
+    public static func signingKeys(ofJWKS body: [UInt8], maximumBytes: Int = 64 * 1024, maximumKeys: Int = 32) throws(JOSEError) -> [String: PublicKey] {
+        guard body.count <= maximumBytes else { throw JOSEError(.tooLarge, "the JWKS is larger than \(maximumBytes) bytes") }
+        guard case .object(let root)? = try? JSONValue.parse(body), case .array(let members)? = root["keys"] else {
+            throw JOSEError(.malformed, "the JWKS is not a JSON object with a keys array")
+        }
+        var keys: [String: PublicKey] = [:]
+        for member in members.prefix(maximumKeys) {
+            guard case .object(let fields) = member, let kid = fields["kid"]?.stringValue, !kid.isEmpty, kid.utf8.count <= 255,
+                fields["use"] == nil || fields["use"]?.stringValue == "sig", fields["d"] == nil
+            else { continue }
+            let jwk = JSONWebKey(
+                kty: fields["kty"]?.stringValue ?? "", kid: kid, alg: fields["alg"]?.stringValue, crv: fields["crv"]?.stringValue,
+                x: fields["x"]?.stringValue, y: fields["y"]?.stringValue, n: fields["n"]?.stringValue, e: fields["e"]?.stringValue)
+            if let key = try? PublicKey(jwk: jwk) { keys[kid] = key }
+        }
+        return keys
+    }
+}

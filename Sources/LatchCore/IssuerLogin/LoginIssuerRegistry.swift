@@ -151,20 +151,10 @@ public final class LoginIssuerRegistry: Sendable {
     /// The signing keys of a JWK Set: members with a `kid`, `use` absent or `sig`, of a supported type. A key whose `alg`
     /// does not match its type is left out.
     public static func parseJWKS(_ body: [UInt8]) throws -> [String: PublicKey] {
-        guard body.count <= maximumJWKSBytes else { throw LatchError.invalidInput("the JWKS is larger than \(maximumJWKSBytes) bytes") }
-        guard case .object(let root)? = try? JSONValue.parse(body), case .array(let members)? = root["keys"] else {
-            throw LatchError.invalidInput("the JWKS is not a JSON object with a keys array")
+        do {
+            return try PublicKey.signingKeys(ofJWKS: body, maximumBytes: maximumJWKSBytes, maximumKeys: maximumJWKSKeys)
+        } catch {
+            throw LatchError.invalidInput(error.detail)
         }
-        var keys: [String: PublicKey] = [:]
-        for member in members.prefix(maximumJWKSKeys) {
-            guard case .object(let fields) = member, let kid = fields["kid"]?.stringValue, !kid.isEmpty, kid.utf8.count <= 255,
-                fields["use"] == nil || fields["use"]?.stringValue == "sig", fields["d"] == nil
-            else { continue }
-            let jwk = JSONWebKey(
-                kty: fields["kty"]?.stringValue ?? "", kid: kid, alg: fields["alg"]?.stringValue, crv: fields["crv"]?.stringValue,
-                x: fields["x"]?.stringValue, y: fields["y"]?.stringValue, n: fields["n"]?.stringValue, e: fields["e"]?.stringValue)
-            if let key = try? PublicKey(jwk: jwk) { keys[kid] = key }
-        }
-        return keys
     }
 }
