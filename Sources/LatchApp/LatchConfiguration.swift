@@ -73,6 +73,8 @@ import Synchronization
 /// | `login.refreshBeyondValidity` | `false` | let issuer-login sessions refresh past `login.validity` (up to `tokens.refreshLifetime`) |
 /// | `hooks.allowPrivateAddresses` | `false` | let custom-registration hooks be on loopback or private addresses (SSRF guard off) |
 /// | `dpop.requireNonce` | `false` | DPoP proofs must carry the server's nonce (RFC 9449 §8) |
+/// | `federation.webSessionLifetime` | `3600` | seconds a browser stays signed in at the hosted pages (60–86400) |
+/// | `federation.upstreamTimeout` | `10` | seconds a call to an upstream identity provider may take (1–60) |
 /// | `admin.token` | generated, printed once | the bootstrap admin token (stored hashed) |
 /// | `clients.default` | `default` | client id used when a request names none |
 /// | `log.level` | `info` | `trace` … `critical` |
@@ -112,6 +114,8 @@ public struct LatchConfiguration: Sendable {
     public var hooksAllowPrivateAddresses = false
     /// DPoP proofs must carry the server's nonce (`dpop.requireNonce`).
     public var dpopRequireNonce = false
+    /// Browser sign-in through upstream identity providers (`federation.*`).
+    public var federation = FederationSettings()
     public var fidoRPID: String?
     public var fidoOrigins: [String] = []
     public var fidoRequireUserVerification = false
@@ -250,6 +254,8 @@ public struct LatchConfiguration: Sendable {
         issuerLogin.refreshBeyondValidity = reader.bool(forKey: "login.refreshBeyondValidity", default: false)
         hooksAllowPrivateAddresses = reader.bool(forKey: "hooks.allowPrivateAddresses", default: false)
         dpopRequireNonce = reader.bool(forKey: "dpop.requireNonce", default: false)
+        federation.webSessionLifetime = try ranged("federation.webSessionLifetime", federation.webSessionLifetime)
+        federation.upstreamTimeout = try ranged("federation.upstreamTimeout", federation.upstreamTimeout)
         issuerLogin.clockSkew = assertions.clockSkew
         fidoRPID = reader.string(forKey: "fido.rpId").flatMap { $0.isEmpty ? nil : $0 }
         fidoOrigins = (reader.string(forKey: "fido.origins") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -337,6 +343,7 @@ public struct LatchConfiguration: Sendable {
         "attestation.playIntegrityFreshness": 10...86_400, "attestation.deviceCheckTimeout": 1...60,
         "fido.maxAuthenticatorsPerUser": 1...100, "fido.pin.minLength": 4...64, "fido.pin.maxLength": 4...64, "fido.pin.maxAttempts": 1...20,
         "oob.tokenLifetime": 60...86_400, "login.validity": 60...604_800, "login.sensitiveMaxAge": 1...86_400,
+        "federation.webSessionLifetime": 60...86_400, "federation.upstreamTimeout": 1...60,
     ]
 
     /// Comma-separated AAGUIDs: 32 hex digits each (dashes allowed), kept as lower-case hex.
@@ -394,7 +401,8 @@ public struct LatchConfiguration: Sendable {
         "attestation.playIntegrityRequireLicensed", "fido.rpId", "fido.origins", "fido.requireUserVerification",
         "fido.requireAttestation", "fido.allowedAaguids", "fido.deniedAaguids", "fido.maxAuthenticatorsPerUser", "oob.tokenLifetime", "fido.signUp", "fido.trustAnchors", "fido.metadataBlob", "fido.metadataRoots", "fido.pin.minLength",
         "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns", "login.validity", "login.sensitiveMaxAge",
-        "login.refreshBeyondValidity", "hooks.allowPrivateAddresses", "dpop.requireNonce",
+        "login.refreshBeyondValidity", "hooks.allowPrivateAddresses", "dpop.requireNonce", "federation.webSessionLifetime",
+        "federation.upstreamTimeout",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —

@@ -20,7 +20,8 @@ public struct LatchDeployment: Sendable {
     /// the engines.
     public static func assemble(
         configuration: LatchConfiguration, store: any LatchStore, keyEncryptionKey: [UInt8], clock: LatchClock = .system,
-        random: RandomSource = .system, jwksFetcher: (any JWKSFetcher)? = nil, hookCaller: (any HookCaller)? = nil, logger: Logger
+        random: RandomSource = .system, jwksFetcher: (any JWKSFetcher)? = nil, hookCaller: (any HookCaller)? = nil,
+        upstreamHTTP: (any UpstreamHTTPClient)? = nil, logger: Logger
     ) async throws -> LatchDeployment {
         let tokens = configuration.tokenSettings
         let assertions = configuration.assertions
@@ -61,8 +62,11 @@ public struct LatchDeployment: Sendable {
                 key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "fido ceremony mac v1"), lifetime: configuration.fidoSettings.ceremonyLifetime),
             apps: evidenceApps, clock: clock, random: random, logger: logger)
 
+        let federationSealer = FederationSealer(keyEncryptionKey: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "federation v1"))
         // The token endpoint's grants, and the JWT-bearer grant's sign-in methods (the catch-all last).
         let grants: [any TokenGrant] = [
+            AuthorizationCodeGrant(
+                store: store, sealer: federationSealer, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, logger: logger),
             WebAuthnGrant(fido: fido, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock),
             AppAttestGrant(
                 store: store, apps: evidenceApps, nonces: nonceCodec, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener,
@@ -137,6 +141,13 @@ public struct LatchDeployment: Sendable {
         services.customRegistration = CustomRegistrationService(
             store: store, clients: clients, sealer: sealer, caller: hookCaller ?? HTTPHookCaller(policy: hookPolicy), policy: hookPolicy,
             transactionKey: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "custom transaction id v1"), clock: clock, random: random,
+            logger: logger)
+        services.authorization = AuthorizationService(
+            store: store, clients: clients,
+            upstream: UpstreamOpenIDClient(
+                http: upstreamHTTP ?? AsyncUpstreamHTTPClient(), clock: clock, timeout: configuration.federation.upstreamTimeout,
+                clockSkew: assertions.clockSkew, logger: logger),
+            sealer: federationSealer, secrets: sealer, keys: keys, tokens: tokens, settings: configuration.federation, clock: clock, random: random,
             logger: logger)
         var oobSettings = OutOfBandService.Settings(issuer: configuration.issuerURL)
         oobSettings.tokenLifetime = configuration.oobTokenLifetime

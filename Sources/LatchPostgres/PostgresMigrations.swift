@@ -234,6 +234,36 @@ enum PostgresMigrations {
                 "ALTER TABLE sessions ADD COLUMN dpop_jkt TEXT",
             ]
         ),
+        (
+            "0013_federation",
+            [
+                // Upstream OpenID providers Latch signs users in through; the settings are JSON, the client secret sealed.
+                """
+                CREATE TABLE upstream_idps (
+                    id TEXT PRIMARY KEY,
+                    settings TEXT NOT NULL,
+                    sealed_secret BYTEA,
+                    created_at BIGINT NOT NULL
+                )
+                """,
+                // Browsers signed in at the hosted pages: the SHA-256 of the cookie's secret.
+                """
+                CREATE TABLE web_sessions (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    upstream_idp TEXT NOT NULL REFERENCES upstream_idps (id) ON DELETE CASCADE,
+                    auth_time BIGINT NOT NULL,
+                    sealed_upstream_id_token BYTEA,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    ended_at BIGINT
+                )
+                """,
+                "CREATE INDEX web_sessions_user ON web_sessions (user_id)",
+                "CREATE INDEX web_sessions_idp ON web_sessions (upstream_idp)",
+                "CREATE INDEX web_sessions_expiry ON web_sessions (expires_at)",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

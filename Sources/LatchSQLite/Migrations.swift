@@ -321,6 +321,31 @@ enum Migrations {
                 -- The RFC 7638 thumbprint of the DPoP key a session's tokens are bound to (RFC 9449), if any.
                 ALTER TABLE sessions ADD COLUMN dpop_jkt TEXT;
                 """),
+        Migration(
+            name: "0013_federation",
+            sql: """
+                -- Upstream OpenID providers Latch signs users in through; the settings are JSON, the client secret sealed.
+                CREATE TABLE upstream_idps (
+                    id TEXT PRIMARY KEY,
+                    settings TEXT NOT NULL,
+                    sealed_secret BLOB,
+                    created_at INTEGER NOT NULL
+                ) STRICT;
+                -- Browsers signed in at the hosted pages: the SHA-256 of the cookie's secret.
+                CREATE TABLE web_sessions (
+                    id TEXT PRIMARY KEY,
+                    user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+                    upstream_idp TEXT NOT NULL REFERENCES upstream_idps (id) ON DELETE CASCADE,
+                    auth_time INTEGER NOT NULL,
+                    sealed_upstream_id_token BLOB,
+                    created_at INTEGER NOT NULL,
+                    expires_at INTEGER NOT NULL,
+                    ended_at INTEGER
+                ) STRICT, WITHOUT ROWID;
+                CREATE INDEX web_sessions_user ON web_sessions (user_id);
+                CREATE INDEX web_sessions_idp ON web_sessions (upstream_idp);
+                CREATE INDEX web_sessions_expiry ON web_sessions (expires_at);
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

@@ -17,6 +17,8 @@ extension SQLiteTransaction: HousekeepingWrites {
             total += try db.run(
                 "DELETE FROM custom_transactions WHERE id IN (SELECT id FROM custom_transactions WHERE expires_at <= ? LIMIT ?)",
                 [.int(now - customTransactionRetention), limit])
+            total += try db.run(
+                "DELETE FROM web_sessions WHERE id IN (SELECT id FROM web_sessions WHERE expires_at <= ? LIMIT ?)", [.int(now), limit])
             result.set(total)
             return nil
         }

@@ -55,6 +55,8 @@ public struct LatchServices: Sendable {
     public var issuerLogin: IssuerLoginService?
     /// Custom registration through operators' hooks; nil where a deployment serves none.
     public var customRegistration: CustomRegistrationService?
+    /// Browser sign-in: the authorization endpoint, upstream identity providers, hosted pages, RP-initiated logout.
+    public var authorization: AuthorizationService?
     /// The time rate limits count in (the deployment's clock).
     public var clock: LatchClock = .system
 

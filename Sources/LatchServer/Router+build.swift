@@ -17,7 +17,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
             keys: services.keys, issuer: services.settings.issuer, algorithm: services.settings.signingAlgorithm,
             scopes: services.settings.scopes, grantTypes: services.tokens.grantTypes, proofTypes: services.registration.proofTypes,
             introspection: services.issuerLogin != nil, customRegistration: services.customRegistration != nil,
-            dpop: services.tokens.dpop != nil
+            dpop: services.tokens.dpop != nil, authorization: services.authorization != nil
         ).endpoints)
     let oauth = OAuthController(tokens: services.tokens, revocation: services.revocation, sessions: services.sessions, clients: services.clients)
     // The unauthenticated endpoints that write (sign-in, registration, challenge) are rate-limited per address.
@@ -25,6 +25,11 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
     router.group("v1").add(middleware: limited).addRoutes(
         RegistrationController(registration: services.registration, nonces: services.nonces).endpoints)
     router.addRoutes(HealthController(store: services.readiness).endpoints, atPath: "health")
+    if let authorization = services.authorization {
+        let controller = AuthorizationController(
+            service: authorization, pages: HostedPages(), secureCookies: services.settings.issuer.lowercased().hasPrefix("https://"))
+        router.group().add(middleware: limited).addRoutes(controller.endpoints)
+    }
 
     let bearer = BearerAuthenticator(accessTokens: services.accessTokens, dpop: services.tokens.dpop)
     oauth.userInfoEndpoints(router.group("oauth2").add(middleware: bearer).group(context: SignedInContext.self))
@@ -58,6 +63,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
                 admins: services.adminAuthenticator, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now)))
         .group(context: AdminContext.self)
     AdminController(admin: services.admin, issuer: services.settings.issuer).add(to: admin)
+    if services.authorization != nil { AdminController(admin: services.admin, issuer: services.settings.issuer).addUpstreamIdPs(to: admin) }
     if let fido = services.fido { FidoController(fido: fido, sessions: services.sessions).addAdmin(to: admin) }
     if let oob = services.oob { OutOfBandController(oob: oob, sessions: services.sessions).addAdmin(to: admin) }
     if let issuerLogin = services.issuerLogin {

@@ -33,6 +33,9 @@ public final class InMemoryStore: LatchStore {
         var adminTokens: [String: AdminTokenRecord] = [:]
         var revokedAdminTokens: [Data: Int64] = [:]
         var events: [String: SecurityEvent] = [:]
+        var upstreamIdPs: [String: UpstreamIdP] = [:]
+        /// Web sessions; they go with their user and their upstream.
+        var webSessions: [String: WebSession] = [:]
 
         /// Deletes a session with what goes with it (as the SQL stores' foreign keys cascade).
         mutating func removeSession(id: String) {
@@ -307,6 +310,7 @@ public final class InMemoryStore: LatchStore {
                 state.outOfBand = state.outOfBand.filter { $0.value.userID != id }
                 state.registrations = state.registrations.filter { $0.value.userID != id }
                 for (sessionID, session) in state.sessions where session.userID == id { state.removeSession(id: sessionID) }
+                state.webSessions = state.webSessions.filter { $0.value.userID != id }
                 return nil
             }
         }
@@ -611,6 +615,44 @@ public final class InMemoryStore: LatchStore {
             }
         }
 
+        func insertUpstreamIdP(_ idp: UpstreamIdP, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                guard state.upstreamIdPs[idp.id] == nil else { return refusal }
+                state.upstreamIdPs[idp.id] = idp
+                return nil
+            }
+        }
+
+        func deleteUpstreamIdP(id: String, ifMissing refusal: any Error & Sendable) {
+            apply { state in
+                guard state.upstreamIdPs.removeValue(forKey: id) != nil else { return refusal }
+                state.webSessions = state.webSessions.filter { $0.value.upstreamIdP != id }
+                return nil
+            }
+        }
+
+        func insertWebSession(_ session: WebSession) {
+            apply { state in
+                // As the SQL stores' foreign keys: the user and the upstream must exist.
+                guard state.users[session.userID] != nil, state.upstreamIdPs[session.upstreamIdP] != nil else {
+                    return StoreUnavailableError("web_sessions: foreign key")
+                }
+                state.webSessions[session.id] = session
+                return nil
+            }
+        }
+
+        func endWebSession(id: String, at now: Int64) -> WriteResult<Int> {
+            let result = WriteResult(0)
+            apply { state in
+                guard let session = state.webSessions[id], session.isActive(at: now) else { return nil }
+                state.webSessions[id]?.endedAt = now
+                result.set(1)
+                return nil
+            }
+            return result
+        }
+
         func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int> {
             let result = WriteResult(0)
             apply { state in
@@ -622,7 +664,9 @@ public final class InMemoryStore: LatchStore {
                 for id in transactions { state.outOfBand[id] = nil }
                 let custom = state.customTransactions.filter { $0.value.expiresAt <= now - customTransactionRetention }.keys.sorted().prefix(limit)
                 for id in custom { state.customTransactions[id] = nil }
-                result.set(jtis.count + sessions.count + transactions.count + custom.count)
+                let web = state.webSessions.filter { $0.value.expiresAt <= now }.keys.sorted().prefix(limit)
+                for id in web { state.webSessions[id] = nil }
+                result.set(jtis.count + sessions.count + transactions.count + custom.count + web.count)
                 return nil
             }
             return result
@@ -630,6 +674,12 @@ public final class InMemoryStore: LatchStore {
     }
 
     // MARK: Reads
+
+    public func upstreamIdP(id: String) async throws -> UpstreamIdP? { state.withLock { $0.upstreamIdPs[id] } }
+
+    public func upstreamIdPs() async throws -> [UpstreamIdP] { state.withLock { $0.upstreamIdPs.values.sorted { $0.id < $1.id } } }
+
+    public func webSession(id: String) async throws -> WebSession? { state.withLock { $0.webSessions[id] } }
 
     public func user(id: String) async throws -> User? { state.withLock { $0.users[id] } }
 

@@ -31,7 +31,9 @@ extension AdminService {
                     playIntegrity: android.playIntegrity.map { AdminPlayIntegrity(verificationKey: $0.verificationKey, hasDecryptionKey: true) },
                     requestHashMode: android.requestHashMode)
             },
-            dpop: (client.evidence.dpop ?? .default).mode.rawValue, dpopAttested: (client.evidence.dpop ?? .default).attested)
+            dpop: (client.evidence.dpop ?? .default).mode.rawValue, dpopAttested: (client.evidence.dpop ?? .default).attested,
+            redirectUris: client.evidence.federation?.redirectUris, postLogoutRedirectUris: client.evidence.federation?.postLogoutRedirectUris,
+            upstreamIdps: client.evidence.federation?.upstreamIdps)
     }
 
     public func deleteClient(id: String) async throws {

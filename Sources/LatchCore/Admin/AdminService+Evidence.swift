@@ -12,8 +12,9 @@ extension AdminService {
     /// Applies `patch` to client `id`: each platform present replaces its settings (secrets sealed, kept when
     /// omitted), an empty `appIds` / `packageNames` removes the platform.
     public func patchClient(id: String, _ patch: AdminClientPatch) async throws -> AdminClient {
-        guard patch.ios != nil || patch.android != nil || patch.dpop != nil || patch.dpopAttested != nil else {
-            throw LatchError.invalidInput("ios, android, dpop or dpopAttested is required")
+        let federationPatch = patch.redirectUris != nil || patch.postLogoutRedirectUris != nil || patch.upstreamIdps != nil
+        guard patch.ios != nil || patch.android != nil || patch.dpop != nil || patch.dpopAttested != nil || federationPatch else {
+            throw LatchError.invalidInput("ios, android, dpop, dpopAttested, redirectUris, postLogoutRedirectUris or upstreamIdps is required")
         }
         let all = try await store.clients()
         guard var client = all.first(where: { $0.id == id }) else { throw LatchError.notFound("no such client") }
@@ -40,6 +41,7 @@ extension AdminService {
             }
             client.evidence.dpop = policy
         }
+        if federationPatch { client.evidence.federation = try await checkedFederation(patch, stored: client.evidence.federation) }
         let evidence = client.evidence
         do {
             try await store.write { $0.updateClientEvidence(id: id, evidence: evidence, ifMissing: EvidenceRefusal.missing) }

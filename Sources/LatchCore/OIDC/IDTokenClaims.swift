@@ -17,6 +17,8 @@ public struct IDTokenClaims: Sendable, Hashable {
     public var custom: [String: JSONValue]
     /// For an issuer login: the session's (issuer, consumer) pairs.
     public var consumers: [ConsumerPair]?
+    /// The authorization request's `nonce` (OIDC Core §2), on the ID token of a code redemption.
+    public var nonce: String?
 
     public init(
         issuer: String, subject: String, audience: String, issuedAt: Int64, expiresAt: Int64, authTime: Int64,
@@ -48,6 +50,7 @@ public struct IDTokenClaims: Sendable, Hashable {
         writer.member("amr", amr)
         writer.member("sid", sessionID)
         writer.member("username", username)
+        if let nonce { writer.member("nonce", nonce) }
         if let consumers {
             writer.key(ConsumerPair.claimName)
             writer.write(ConsumerPair.claim(consumers))

@@ -23,11 +23,13 @@ public struct TokenMinter: Sendable {
     /// `consumers`. The access token is bound (`cnf.jkt`, `token_type: DPoP`) to `dpopKey` — the session's binding,
     /// or the key a refresh of an unbound session proved.
     public func response(
-        user: User, session: Session, refreshToken: String, now: Int64, consumers: [ConsumerPair]? = nil, dpopKey: String? = nil
+        user: User, session: Session, refreshToken: String, now: Int64, consumers: [ConsumerPair]? = nil, dpopKey: String? = nil,
+        nonce: String? = nil
     ) throws -> TokenResponse {
         let signer = keys.signer
         var idClaims = idTokenClaims(user: user, session: session, now: now)
         idClaims.consumers = consumers
+        idClaims.nonce = nonce
         var accessClaims = accessTokenClaims(user: user, session: session, now: now)
         accessClaims.consumers = consumers
         let bound = session.dpopJKT ?? dpopKey

@@ -1,7 +1,7 @@
 import Foundation
 import LatchModel
 
-/// An app's device-evidence settings, stored with its client as JSON. Secrets (the DeviceCheck private key, the
+/// An app's device-evidence and browser sign-in settings, stored with its client as JSON. Secrets (the DeviceCheck private key, the
 /// Play Integrity decryption key) are sealed with the deployment's key-encryption key before they get here and are
 /// never returned by the admin API.
 public struct ClientEvidence: Codable, Sendable, Hashable {
@@ -9,11 +9,31 @@ public struct ClientEvidence: Codable, Sendable, Hashable {
     public var android: Android?
     /// Token binding (RFC 9449); nil is ``DPoPPolicy/default``.
     public var dpop: DPoPPolicy?
+    /// Browser sign-in through upstream identity providers (the authorization endpoint); nil allows none.
+    public var federation: Federation?
 
-    public init(ios: IOS? = nil, android: Android? = nil, dpop: DPoPPolicy? = nil) {
+    public init(ios: IOS? = nil, android: Android? = nil, dpop: DPoPPolicy? = nil, federation: Federation? = nil) {
         self.ios = ios
         self.android = android
         self.dpop = dpop
+        self.federation = federation
+    }
+
+    /// Where the authorization endpoint may send the app's browser back, and which upstreams it may use.
+    public struct Federation: Codable, Sendable, Hashable {
+        /// Redirect URIs, matched exactly (RFC 9700 §2.1); a loopback `http://127.0.0.1/…` or `http://[::1]/…` one
+        /// matches with any port (RFC 8252 §7.3).
+        public var redirectUris: [String]
+        /// Where RP-initiated logout may send the browser afterwards, matched exactly.
+        public var postLogoutRedirectUris: [String]
+        /// Upstream identity provider ids, in the order the chooser shows them.
+        public var upstreamIdps: [String]
+
+        public init(redirectUris: [String] = [], postLogoutRedirectUris: [String] = [], upstreamIdps: [String] = []) {
+            self.redirectUris = redirectUris
+            self.postLogoutRedirectUris = postLogoutRedirectUris
+            self.upstreamIdps = upstreamIdps
+        }
     }
 
     /// Apple platforms.

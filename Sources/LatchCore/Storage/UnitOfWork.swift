@@ -4,7 +4,7 @@ import Synchronization
 /// protocols. A store's transaction type must conform to all of them, so a backend that lacks one does not compile.
 public typealias StoreTransaction = SingleUseWrites & UserWrites & RegistrationWrites & SessionWrites
     & IssuerWrites & TestRegistrationKeyWrites & ClientWrites & SigningKeyWrites & AdminTokenWrites & HousekeepingWrites
-    & EventWrites & AuthenticatorWrites & OutOfBandWrites & IssuerLoginWrites & CustomRegistrationWrites
+    & EventWrites & AuthenticatorWrites & OutOfBandWrites & IssuerLoginWrites & CustomRegistrationWrites & FederationWrites
 
 /// Groups writes into one transaction: they commit together, or none of them does.
 ///
@@ -64,4 +64,4 @@ extension UnitOfWork {
 /// Everything a full Latch deployment needs from a backend.
 public typealias LatchStore = UnitOfWork & UserStore & RegistrationStore & SessionStore & IssuerStore
     & TestRegistrationKeyStore & ClientStore & SigningKeyStore & AdminTokenStore & EventStore & AuthenticatorStore & OutOfBandStore
-    & IssuerLoginStore & CustomRegistrationStore
+    & IssuerLoginStore & CustomRegistrationStore & FederationStore

@@ -24,6 +24,9 @@ public enum UserKind: String, Sendable, Hashable, Codable {
     /// Registered through a custom identity provider's hook (custom registration): Latch's own username namespace,
     /// signs in with the device key registered with it (or a FIDO authenticator added later).
     case custom = "CUSTOM"
+    /// Signed in through an upstream OpenID provider at the authorization endpoint, created at their first sign-in:
+    /// `issuer` is the upstream's issuer, `subject` their `sub` there.
+    case oidc = "OIDC"
 }
 
 /// A registered user.

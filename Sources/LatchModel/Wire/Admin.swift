@@ -175,10 +175,17 @@ public struct AdminClient: Codable, Sendable, Hashable {
     public var dpop: String?
     /// Whether a DPoP proof key must be the user's registered device sign-in key.
     public var dpopAttested: Bool?
+    /// Browser sign-in settings.
+    public var redirectUris: [String]?
+    public var postLogoutRedirectUris: [String]?
+    public var upstreamIdps: [String]?
     public init(
         clientId: String, name: String, createdAt: Int64, ios: AdminIOSEvidence? = nil, android: AdminAndroidEvidence? = nil, dpop: String? = nil,
-        dpopAttested: Bool? = nil
+        dpopAttested: Bool? = nil, redirectUris: [String]? = nil, postLogoutRedirectUris: [String]? = nil, upstreamIdps: [String]? = nil
     ) {
+        self.redirectUris = redirectUris
+        self.postLogoutRedirectUris = postLogoutRedirectUris
+        self.upstreamIdps = upstreamIdps
         self.clientId = clientId
         self.name = name
         self.createdAt = createdAt
@@ -199,11 +206,23 @@ public struct AdminClientPatch: Codable, Sendable, Hashable {
     public var dpop: String?
     /// The proof key must be the user's registered device sign-in key.
     public var dpopAttested: Bool?
-    public init(ios: AdminIOSEvidence? = nil, android: AdminAndroidEvidence? = nil, dpop: String? = nil, dpopAttested: Bool? = nil) {
+    /// Browser sign-in: the app's redirect URIs (exact match; loopback http with any port), each replacing the list.
+    public var redirectUris: [String]?
+    /// Where RP-initiated logout may return to.
+    public var postLogoutRedirectUris: [String]?
+    /// The upstream identity providers the app may use, in chooser order.
+    public var upstreamIdps: [String]?
+    public init(
+        ios: AdminIOSEvidence? = nil, android: AdminAndroidEvidence? = nil, dpop: String? = nil, dpopAttested: Bool? = nil,
+        redirectUris: [String]? = nil, postLogoutRedirectUris: [String]? = nil, upstreamIdps: [String]? = nil
+    ) {
         self.ios = ios
         self.android = android
         self.dpop = dpop
         self.dpopAttested = dpopAttested
+        self.redirectUris = redirectUris
+        self.postLogoutRedirectUris = postLogoutRedirectUris
+        self.upstreamIdps = upstreamIdps
     }
 }
 

@@ -40,6 +40,20 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// The proof must carry the server's nonce: retry with the `DPoP-Nonce` header's value.
     public static let useDPoPNonce = ErrorCode("use_dpop_nonce")
 
+    // MARK: RFC 6749 §4.1.2.1, OpenID Connect Core §3.1.2.6 (authorization endpoint)
+    /// The authorization server does not serve this `response_type` (only `code`).
+    public static let unsupportedResponseType = ErrorCode("unsupported_response_type")
+    /// The user or the upstream identity provider refused the request.
+    public static let accessDenied = ErrorCode("access_denied")
+    /// `prompt=none`, but the user must sign in.
+    public static let loginRequired = ErrorCode("login_required")
+    /// `prompt=none`, but the user must choose an identity provider.
+    public static let interactionRequired = ErrorCode("interaction_required")
+    /// `request` objects are not supported (OIDC Core §6).
+    public static let requestNotSupported = ErrorCode("request_not_supported")
+    /// `request_uri` is not supported (OIDC Core §6).
+    public static let requestURINotSupported = ErrorCode("request_uri_not_supported")
+
     // MARK: Latch
     /// The body is not well-formed JSON of the expected shape.
     public static let invalidJSON = ErrorCode("invalid_json")
@@ -175,6 +189,20 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// The hook URL, or an address its host resolves to, is refused by the deployment's address policy
     /// (`hooks.allowPrivateAddresses`).
     public static let hookAddressRefused = ErrorCode("hook_address_refused")
+    /// Hosted pages: the authorization request cannot be answered by redirect because its client or redirect URI is
+    /// not verified (never an open redirect).
+    public static let unregisteredRedirectURI = ErrorCode("unregistered_redirect_uri")
+    /// Hosted pages: the sign-in at the upstream identity provider came back without a valid state (expired, forged,
+    /// already used, or from another browser).
+    public static let invalidAuthorizationState = ErrorCode("invalid_authorization_state")
+    /// The upstream identity provider did not answer, or answered with an error or something unreadable.
+    public static let upstreamUnavailable = ErrorCode("upstream_unavailable")
+    /// The upstream identity provider's ID token failed validation (signature, issuer, audience, nonce, time).
+    public static let upstreamInvalidIDToken = ErrorCode("upstream_invalid_id_token")
+    /// The upstream identity is not allowed here (email domain), or carries no usable username.
+    public static let upstreamIdentityRefused = ErrorCode("upstream_identity_refused")
+    /// No such upstream identity provider, or the app does not allow it.
+    public static let upstreamIdPUnknown = ErrorCode("upstream_idp_unknown")
 }
 
 /// The JSON body of every error answer (RFC 6749 §5.2 member names).

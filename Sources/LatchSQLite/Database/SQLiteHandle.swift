@@ -61,6 +61,11 @@ struct SQLRow: Sendable {
         default: Data()
         }
     }
+
+    func optionalBlob(_ index: Int) -> Data? {
+        if case .null = values[index] { return nil }
+        return blob(index)
+    }
 }
 
 /// An error reported by SQLite.

@@ -90,5 +90,21 @@ struct AdminController {
         group.post("keys/rotate") { _, _ -> Response in try JSONResponse.make(try await admin.rotateSigningKey(), status: .created) }
     }
 
+    /// Upstream identity providers (browser sign-in); answers carry the URLs to register at the upstream.
+    func addUpstreamIdPs(to group: RouterGroup<AdminContext>) {
+        group.post("upstream-idps") { request, _ -> Response in
+            try JSONResponse.make(
+                try await admin.addUpstreamIdP(try await request.decodeJSON(AdminUpstreamIdPRequest.self), issuer: issuer), status: .created)
+        }
+        group.get("upstream-idps") { _, _ -> Response in try JSONResponse.make(try await admin.upstreamIdPList(issuer: issuer)) }
+        group.get("upstream-idps/:id") { _, context -> Response in
+            try JSONResponse.make(try await admin.upstreamIdP(id: try context.parameters.require("id"), issuer: issuer))
+        }
+        group.delete("upstream-idps/:id") { _, context -> Response in
+            try await admin.deleteUpstreamIdP(id: try context.parameters.require("id"))
+            return Self.noContent
+        }
+    }
+
     static let noContent = Response(status: .noContent, headers: [.cacheControl: "no-store"])
 }

@@ -17,12 +17,14 @@ struct DiscoveryController {
     var customRegistration = false
     /// Whether DPoP proofs are accepted (RFC 9449 §5.1).
     var dpop = false
+    /// Whether the authorization endpoint (browser sign-in through upstream identity providers) is served.
+    var authorization = false
 
     var endpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
         let metadata = Self.metadata(
             issuer: issuer, algorithm: algorithm, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, introspection: introspection,
-            customRegistration: customRegistration, dpop: dpop)
+            customRegistration: customRegistration, dpop: dpop, authorization: authorization)
         routes.get(".well-known/openid-configuration") { _, _ in
             JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
         }
@@ -35,12 +37,17 @@ struct DiscoveryController {
 
     static func metadata(
         issuer: String, algorithm: String, scopes: [String], grantTypes: [String], proofTypes: [String], introspection: Bool = false,
-        customRegistration: Bool = false, dpop: Bool = false
+        customRegistration: Bool = false, dpop: Bool = false, authorization: Bool = false
     ) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 1024)
         writer.beginObject()
         writer.member("issuer", issuer)
         writer.member("jwks_uri", issuer + "/.well-known/jwks.json")
+        if authorization {
+            writer.member("authorization_endpoint", issuer + "/oauth2/authorize")
+            // OpenID Connect RP-Initiated Logout 1.0 §2.1.
+            writer.member("end_session_endpoint", issuer + "/oauth2/logout")
+        }
         writer.member("token_endpoint", issuer + "/oauth2/token")
         writer.member("userinfo_endpoint", issuer + "/oauth2/userinfo")
         writer.member("revocation_endpoint", issuer + "/oauth2/revoke")
@@ -50,7 +57,16 @@ struct DiscoveryController {
             writer.member("introspection_endpoint_auth_methods_supported", ["client_secret_basic"])
         }
         writer.member("grant_types_supported", grantTypes)
-        writer.member("response_types_supported", ["none"])
+        writer.member("response_types_supported", authorization ? ["code", "none"] : ["none"])
+        if authorization {
+            writer.member("response_modes_supported", ["query"])
+            // RFC 7636: S256 only (`plain` is refused, RFC 9700 §2.1.1).
+            writer.member("code_challenge_methods_supported", ["S256"])
+            // RFC 9207: every authorization response carries `iss`.
+            writer.key("authorization_response_iss_parameter_supported")
+            writer.write(JSONValue.bool(true))
+            writer.member("prompt_values_supported", ["none", "login", "consent", "select_account"])
+        }
         writer.member("subject_types_supported", ["public"])
         writer.member("id_token_signing_alg_values_supported", [algorithm])
         writer.member("token_endpoint_auth_methods_supported", ["none"])
@@ -65,7 +81,9 @@ struct DiscoveryController {
             writer.member("custom_registration_providers_endpoint", issuer + "/v1/custom-registrations/providers")
         }
         writer.member(
-            "claims_supported", ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "sid", "username"] + (introspection ? ["consumers"] : []))
+            "claims_supported",
+            ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "sid", "username"] + (authorization ? ["nonce"] : [])
+                + (introspection ? ["consumers"] : []))
         writer.endObject()
         return writer.bytes
     }

@@ -35,6 +35,25 @@ enum FormURLEncoded {
         return (result, repeated)
     }
 
+    /// Parses a query string the way browsers send it: the first value of each name, and the names that appeared more
+    /// than once (an authorization request must not repeat parameters, RFC 6749 §3.1; the endpoint decides what to do).
+    static func parseQuery(_ bytes: some Collection<UInt8>) throws(Failure) -> (single: [String: String], repeated: Set<String>) {
+        var result: [String: String] = [:]
+        var repeated: Set<String> = []
+        for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            let name = try decode(parts[0])
+            let value = parts.count > 1 ? try decode(parts[1]) : ""
+            guard !name.isEmpty else { continue }
+            if result[name] != nil {
+                repeated.insert(name)
+            } else {
+                result[name] = value
+            }
+        }
+        return (result, repeated)
+    }
+
     private static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")

@@ -1,0 +1,578 @@
+import Foundation
+import LatchJOSE
+import LatchModel
+import Logging
+
+/// Settings of browser sign-in.
+public struct FederationSettings: Sendable {
+    /// Seconds a browser stays signed in at the hosted pages (a second app's sign-in skips the upstream until then).
+    public var webSessionLifetime: Int64 = 3600
+    /// Seconds between the authorization request and the upstream's callback.
+    public var pendingLifetime: Int64 = 600
+    /// Seconds an authorization code is good for (RFC 9700 §4.5: short; at most 60).
+    public var codeLifetime: Int64 = 60
+    /// Seconds an upstream call may take.
+    public var upstreamTimeout: Int64 = 10
+
+    public init() {}
+}
+
+/// The pending authorization request, sealed into the chooser's links and the upstream's `state`.
+struct PendingAuthorization: Codable, Sendable {
+    var clientId: String
+    var redirectUri: String
+    var state: String
+    var nonce: String?
+    var codeChallenge: String
+    var scope: String
+    var forceLogin: Bool
+    var maxAge: Int64?
+    var loginHint: String?
+    /// The upstreams the request may use.
+    var allowed: [String]
+    var expiresAt: Int64
+}
+
+/// The upstream's `state`: the pending request, the values of this upstream round trip and the browser binding.
+struct UpstreamState: Codable, Sendable {
+    /// Spent at the callback (single use).
+    var id: String
+    var request: PendingAuthorization
+    var idp: String
+    var nonce: String
+    var verifier: String
+    /// SHA-256 of the binding cookie's value.
+    var binding: String
+}
+
+/// An authorization code's content (sealed; its `id` spent at redemption).
+struct AuthorizationCodeContent: Codable, Sendable {
+    var id: String
+    var clientId: String
+    var redirectUri: String
+    var codeChallenge: String
+    var nonce: String?
+    var userId: String
+    var authTime: Int64
+    var amr: [String]
+    var scope: String
+    /// The session the code opens: a second redemption revokes it.
+    var sessionId: String
+    var expiresAt: Int64
+}
+
+/// Where the upstream's sign-out sends the browser back to.
+struct SignOutState: Codable, Sendable {
+    var returnTo: String?
+    var expiresAt: Int64
+}
+
+/// The authorization endpoint (OAuth 2.1 code flow with PKCE, OpenID Connect Core §3.1) for apps, federating the
+/// user's authentication to upstream OpenID providers; RP-initiated logout; the upstream callback.
+///
+/// Nothing is stored between the authorization request and the code redemption but what must be: the pending request
+/// travels sealed (``FederationSealer``) in the upstream's `state`, bound to the browser by a cookie; the callback's
+/// one unit of work spends that state, creates or updates the user and opens the web session; the code is sealed too
+/// and spent at the token endpoint with the session it opens.
+public struct AuthorizationService: Sendable {
+    let store: any LatchStore
+    let clients: ClientRegistry
+    let upstream: UpstreamOpenIDClient
+    let sealer: FederationSealer
+    let secrets: KeySealer
+    let keys: SigningKeyRing
+    let tokens: TokenSettings
+    public let settings: FederationSettings
+    let clock: LatchClock
+    let random: RandomSource
+    let logger: Logger
+
+    public init(
+        store: any LatchStore, clients: ClientRegistry, upstream: UpstreamOpenIDClient, sealer: FederationSealer, secrets: KeySealer,
+        keys: SigningKeyRing, tokens: TokenSettings, settings: FederationSettings, clock: LatchClock, random: RandomSource,
+        logger: Logger = Logger(label: "latch.authorize")
+    ) {
+        self.store = store
+        self.clients = clients
+        self.upstream = upstream
+        self.sealer = sealer
+        self.secrets = secrets
+        self.keys = keys
+        self.tokens = tokens
+        self.settings = settings
+        self.clock = clock
+        self.random = random
+        self.logger = logger
+    }
+
+    var issuer: String { tokens.issuer }
+
+    /// The URL to register at an upstream as Latch's redirect URI.
+    public static func callbackURL(issuer: String, idp: String) -> String { "\(issuer)/oauth2/upstream/\(idp)/callback" }
+    /// The URL to register at an upstream as Latch's post-logout redirect URI.
+    public static func signedOutURL(issuer: String, idp: String) -> String { "\(issuer)/oauth2/upstream/\(idp)/signed-out" }
+
+    /// The largest value accepted for `state`, `nonce`, `login_hint` and the like.
+    static let maximumValueLength = 512
+    static let prompts: Set<String> = ["none", "login", "consent", "select_account"]
+
+    static func errorPage(_ code: ErrorCode, _ message: String, status: Int = 400) -> BrowserAnswer {
+        .page(.error(code: code.rawValue, message: message, status: status))
+    }
+
+    // MARK: Redirect URIs
+
+    /// Whether `candidate` is one of `registered` (RFC 9700 §2.1: exact string comparison; a loopback http URI
+    /// with any port, RFC 8252 §7.3).
+    public static func matches(_ candidate: String, registered: [String]) -> Bool {
+        if registered.contains(candidate) { return true }
+        guard let loopback = withoutLoopbackPort(candidate) else { return false }
+        return registered.contains { withoutLoopbackPort($0) == loopback }
+    }
+
+    /// `http://127.0.0.1:PORT/path` (or `[::1]`) with the port taken out; nil for every other URI.
+    static func withoutLoopbackPort(_ uri: String) -> String? {
+        for prefix in ["http://127.0.0.1", "http://[::1]"] where uri.hasPrefix(prefix) {
+            var rest = uri.dropFirst(prefix.count)
+            if rest.first == ":" {
+                rest = rest.dropFirst()
+                let digits = rest.prefix { $0.isASCII && $0.isNumber }
+                guard !digits.isEmpty, digits.count <= 5 else { return nil }
+                rest = rest.dropFirst(digits.count)
+            }
+            guard rest.isEmpty || rest.first == "/" || rest.first == "?" else { return nil }
+            return prefix + rest
+        }
+        return nil
+    }
+
+    /// A redirect URI an admin may register: absolute, no fragment, no userinfo, at most 2,048 bytes; https, a
+    /// loopback http, or a private-use scheme with a dot (reverse domain, RFC 8252 §7.1).
+    public static func isRegistrableRedirectURI(_ uri: String) -> Bool {
+        guard uri.utf8.count <= 2048, !uri.contains("#"), let url = URL(string: uri), let scheme = url.scheme?.lowercased(), url.user == nil,
+            url.password == nil
+        else { return false }
+        switch scheme {
+        case "https": return !(url.host ?? "").isEmpty
+        case "http": return withoutLoopbackPort(uri) != nil
+        default: return scheme.contains(".") && scheme != "javascript" && scheme != "data"
+        }
+    }
+
+    // MARK: The authorization request
+
+    /// `GET /oauth2/authorize` (RFC 6749 §4.1.1, OIDC Core §3.1.2.1).
+    ///
+    /// - Step 1. `client_id` names a client and `redirect_uri` is one of its registered URIs — otherwise an error page,
+    ///   never a redirect (RFC 6749 §4.1.2.1: no open redirector).
+    /// - Step 2. From here every error is a redirect to that URI with `error`, `state` and `iss` (RFC 9207):
+    ///   `response_type=code`; no `request`/`request_uri`; `state`; PKCE S256 only; `scope` with `openid`, within the
+    ///   allowed scopes; `prompt`; `max_age`; `response_mode` query; the upstream identity providers the client allows.
+    /// - Step 3. The browser's web session answers at once when it is active, from an upstream the request allows,
+    ///   recent enough for `max_age`, and `prompt` is not `login`; `prompt=none` without one is `login_required`.
+    /// - Step 4. One upstream (or `idp_hint`): the browser goes there; several: the chooser page.
+    public func authorize(_ parameters: [String: String], repeated: Set<String>, cookies: [String: String]) async throws -> BrowserAnswer {
+        let now = clock.seconds()
+        // Step 1.
+        guard !repeated.contains("client_id"), !repeated.contains("redirect_uri") else {
+            return Self.errorPage(.invalidRequest, "The sign-in request repeats client_id or redirect_uri.")
+        }
+        guard let clientID = parameters["client_id"], !clientID.isEmpty, clientID.utf8.count <= 128 else {
+            return Self.errorPage(.invalidRequest, "The sign-in request names no app (client_id).")
+        }
+        guard let client = try? await clients.resolve(clientID) else {
+            return Self.errorPage(.invalidClient, "The app that sent you here is not known.")
+        }
+        let federation = client.evidence.federation ?? .init()
+        guard let redirectURI = parameters["redirect_uri"], Self.matches(redirectURI, registered: federation.redirectUris) else {
+            return Self.errorPage(.unregisteredRedirectURI, "The app asked to come back to an address it has not registered.")
+        }
+        // Step 2.
+        let state = parameters["state"]
+        func fail(_ code: ErrorCode, _ message: String) -> BrowserAnswer {
+            .redirect(authorizationResponse(redirectURI, [("error", code.rawValue), ("error_description", message)], state: state))
+        }
+        if let name = repeated.sorted().first { return fail(.invalidRequest, "\(name) is repeated") }
+        for (name, value) in parameters where value.utf8.count > 2048 { return fail(.invalidRequest, "\(name) is longer than 2048 bytes") }
+        guard parameters["response_type"] == "code" else { return fail(.unsupportedResponseType, "response_type must be code") }
+        if parameters["request"] != nil { return fail(.requestNotSupported, "request objects are not supported") }
+        if parameters["request_uri"] != nil { return fail(.requestURINotSupported, "request_uri is not supported") }
+        if let mode = parameters["response_mode"], mode != "query" { return fail(.invalidRequest, "response_mode must be query") }
+        guard let state, !state.isEmpty, state.utf8.count <= Self.maximumValueLength else {
+            return fail(.invalidRequest, "state is required (1–512 bytes)")
+        }
+        guard let challenge = parameters["code_challenge"] else { return fail(.invalidRequest, "code_challenge is required (PKCE, RFC 7636)") }
+        guard parameters["code_challenge_method"] == "S256" else { return fail(.invalidRequest, "code_challenge_method must be S256") }
+        guard PKCE.isChallenge(challenge) else { return fail(.invalidRequest, "code_challenge must be 43 base64url characters") }
+        if let nonce = parameters["nonce"], nonce.isEmpty || nonce.utf8.count > Self.maximumValueLength {
+            return fail(.invalidRequest, "nonce must be 1–512 bytes")
+        }
+        let scopes = (parameters["scope"] ?? "").split(separator: " ").map(String.init)
+        guard scopes.contains("openid") else { return fail(.invalidScope, "scope must include openid") }
+        if let unknown = scopes.first(where: { !tokens.allowedScopes.contains($0) }) {
+            return fail(.invalidScope, "scope \(unknown.prefix(64)) is not allowed")
+        }
+        let prompt = Set((parameters["prompt"] ?? "").split(separator: " ").map(String.init))
+        if let unknown = prompt.first(where: { !Self.prompts.contains($0) }) { return fail(.invalidRequest, "prompt \(unknown.prefix(32)) is not known") }
+        if prompt.contains("none"), prompt.count > 1 { return fail(.invalidRequest, "prompt=none cannot be combined with other values") }
+        var maxAge: Int64?
+        if let text = parameters["max_age"] {
+            guard let value = Int64(text), value >= 0 else { return fail(.invalidRequest, "max_age must be a non-negative integer") }
+            maxAge = value
+        }
+        if let hint = parameters["login_hint"], hint.utf8.count > Self.maximumValueLength { return fail(.invalidRequest, "login_hint is too long") }
+        let configured = Set(try await store.upstreamIdPs().map(\.id))
+        let allowed = federation.upstreamIdps.filter(configured.contains)
+        guard !allowed.isEmpty else { return fail(.accessDenied, "no upstream identity provider is enabled for this app") }
+        var chosen: String? = allowed.count == 1 && !prompt.contains("select_account") ? allowed[0] : nil
+        if let hint = parameters["idp_hint"] {
+            guard allowed.contains(hint) else { return fail(.invalidRequest, "idp_hint names no identity provider this app allows") }
+            chosen = hint
+        }
+        let scope = scopes.joined(separator: " ")
+        // Step 3.
+        if !prompt.contains("login"), !prompt.contains("select_account"), let webSession = try await activeWebSession(cookies, now: now),
+            allowed.contains(webSession.upstreamIdP), chosen == nil || chosen == webSession.upstreamIdP,
+            maxAge.map({ now - webSession.authTime <= $0 }) ?? true
+        {
+            let code = try issueCode(
+                clientID: client.id, redirectURI: redirectURI, challenge: challenge, nonce: parameters["nonce"], userID: webSession.userID,
+                authTime: webSession.authTime, scope: scope, now: now)
+            logger.debug("authorized from the web session", metadata: ["client": "\(client.id)"])
+            return .redirect(authorizationResponse(redirectURI, [("code", code)], state: state))
+        }
+        if prompt.contains("none") { return fail(.loginRequired, "the user must sign in") }
+        let pending = PendingAuthorization(
+            clientId: client.id, redirectUri: redirectURI, state: state, nonce: parameters["nonce"], codeChallenge: challenge, scope: scope,
+            forceLogin: prompt.contains("login"), maxAge: maxAge, loginHint: parameters["login_hint"], allowed: allowed,
+            expiresAt: now.adding(seconds: settings.pendingLifetime))
+        // Step 4.
+        if let chosen { return try await toUpstream(pending, idp: chosen, cookies: cookies, now: now) }
+        let sealed = try sealer.seal(pending, as: .pendingRequest)
+        var choices: [HostedPage.Choice] = []
+        for id in allowed {
+            guard let idp = try await store.upstreamIdP(id: id) else { continue }
+            let url = "\(issuer)/oauth2/authorize/continue?" + FormEncoding.query([("request", sealed), ("idp", id)])
+            choices.append(HostedPage.Choice(id: id, displayName: idp.settings.displayName, url: url))
+        }
+        return .page(.chooser(clientName: client.name, choices: choices))
+    }
+
+    /// `GET /oauth2/authorize/continue?request=…&idp=…`: the chooser's choice.
+    public func `continue`(request: String?, idp: String?, cookies: [String: String]) async throws -> BrowserAnswer {
+        let now = clock.seconds()
+        guard let request, let pending = sealer.open(request, as: .pendingRequest, PendingAuthorization.self), pending.expiresAt > now else {
+            return Self.errorPage(.invalidAuthorizationState, "This sign-in has expired. Go back to the app and start again.")
+        }
+        guard let idp, pending.allowed.contains(idp) else {
+            return Self.errorPage(.upstreamIdPUnknown, "This app does not allow that identity provider.")
+        }
+        return try await toUpstream(pending, idp: idp, cookies: cookies, now: now)
+    }
+
+    /// Sends the browser to upstream `id` with a fresh nonce and PKCE verifier, the request sealed in `state`.
+    func toUpstream(_ pending: PendingAuthorization, idp id: String, cookies: [String: String], now: Int64) async throws -> BrowserAnswer {
+        guard let idp = try await store.upstreamIdP(id: id) else {
+            return Self.errorPage(.upstreamIdPUnknown, "This identity provider is no longer configured.")
+        }
+        let metadata: UpstreamMetadata
+        do {
+            metadata = try await upstream.metadata(issuer: idp.settings.issuer)
+        } catch let error as LatchError {
+            logger.warning("upstream unavailable", metadata: ["idp": "\(id)", "error": "\(error)"])
+            return Self.errorPage(.upstreamUnavailable, "The identity provider cannot be reached. Try again in a moment.", status: 502)
+        }
+        // One binding per browser, reused by sign-ins in several tabs.
+        var setCookies: [BrowserCookie] = []
+        let binding: String
+        if let existing = cookies[BrowserCookie.binding], existing.utf8.count == 43 {
+            binding = existing
+        } else {
+            binding = random.token()
+            setCookies.append(BrowserCookie(name: BrowserCookie.binding, value: binding, maxAge: settings.pendingLifetime))
+        }
+        let state = UpstreamState(
+            id: random.token(byteCount: 16), request: pending, idp: id, nonce: random.token(), verifier: random.token(), binding: PKCE.hashHex(binding))
+        var query: [(String, String)] = [
+            ("response_type", "code"), ("client_id", idp.settings.clientId),
+            ("redirect_uri", Self.callbackURL(issuer: issuer, idp: id)), ("scope", idp.settings.scopes.joined(separator: " ")),
+            ("state", try sealer.seal(state, as: .upstreamState)), ("nonce", state.nonce),
+            ("code_challenge", PKCE.challenge(state.verifier)), ("code_challenge_method", "S256"),
+        ]
+        if pending.forceLogin { query.append(("prompt", "login")) }
+        if let maxAge = pending.maxAge { query.append(("max_age", String(maxAge))) }
+        if let hint = pending.loginHint { query.append(("login_hint", hint)) }
+        return .redirect(FormEncoding.appending(query, to: metadata.authorizationEndpoint), cookies: setCookies)
+    }
+
+    /// The app's redirect URI with the authorization response's parameters, `state` and `iss` (RFC 9207).
+    func authorizationResponse(_ redirectURI: String, _ parameters: [(String, String)], state: String?) -> String {
+        var all = parameters
+        if let state, !state.isEmpty, state.utf8.count <= Self.maximumValueLength { all.append(("state", state)) }
+        all.append(("iss", issuer))
+        return FormEncoding.appending(all, to: redirectURI)
+    }
+
+    // MARK: The upstream's callback
+
+    /// `GET /oauth2/upstream/{id}/callback` (OIDC Core §3.1.2.5).
+    ///
+    /// - Step 1. `state` opens (sealed by this deployment, not expired), is for this upstream, and the browser holds
+    ///   the binding cookie it was sent with — otherwise an error page (no redirect: nothing here is verified).
+    /// - Step 2. `iss`, when present or when the upstream promises it, is the upstream's issuer (RFC 9207 mix-up
+    ///   defence).
+    /// - Step 3. An upstream `error` goes back to the app as `access_denied`.
+    /// - Step 4. The code is exchanged and the ID token validated (``UpstreamOpenIDClient/validate(idToken:nonce:idp:metadata:)``);
+    ///   the email domain and the username claim are checked.
+    /// - Step 5. One unit: the state is spent, the user created (first sign-in of this (issuer, sub)) or their kept
+    ///   claims refreshed, the web session opened. Then the browser goes back to the app with a code.
+    public func callback(idp id: String, _ parameters: [String: String], cookies: [String: String]) async throws -> BrowserAnswer {
+        let now = clock.seconds()
+        // Step 1.
+        guard let sealed = parameters["state"], let state = sealer.open(sealed, as: .upstreamState, UpstreamState.self),
+            state.request.expiresAt > now, state.idp == id
+        else {
+            return Self.errorPage(.invalidAuthorizationState, "This sign-in has expired or was not started here. Go back to the app and start again.")
+        }
+        guard let binding = cookies[BrowserCookie.binding], PKCE.constantTimeEqual(PKCE.hashHex(binding), state.binding) else {
+            return Self.errorPage(.invalidAuthorizationState, "This sign-in was started in another browser. Go back to the app and start again.")
+        }
+        let request = state.request
+        guard let idp = try await store.upstreamIdP(id: id) else {
+            return Self.errorPage(.upstreamIdPUnknown, "This identity provider is no longer configured.")
+        }
+        let metadata: UpstreamMetadata
+        do {
+            metadata = try await upstream.metadata(issuer: idp.settings.issuer)
+        } catch {
+            return Self.errorPage(.upstreamUnavailable, "The identity provider cannot be reached. Try again in a moment.", status: 502)
+        }
+        // Step 2.
+        if let iss = parameters["iss"] ?? (metadata.issParameterSupported ? "" : nil), iss != metadata.issuer {
+            return Self.errorPage(.invalidAuthorizationState, "The answer came from another identity provider than the one this sign-in went to.")
+        }
+        // Step 3.
+        if let error = parameters["error"] {
+            logger.info("upstream refused", metadata: ["idp": "\(id)", "error": "\(error.prefix(64))"])
+            return .redirect(
+                authorizationResponse(
+                    request.redirectUri, [("error", ErrorCode.accessDenied.rawValue), ("error_description", "the identity provider refused the sign-in")],
+                    state: request.state))
+        }
+        guard let code = parameters["code"], !code.isEmpty, code.utf8.count <= 2048 else {
+            return Self.errorPage(.invalidRequest, "The identity provider answered without a code.")
+        }
+        // Step 4.
+        let identity: UpstreamIdentity
+        do {
+            let secret = try idp.sealedSecret.map { String(decoding: try secrets.open($0, keyID: Self.sealingContext(id)), as: UTF8.self) }
+            identity = try await upstream.signIn(
+                code: code, verifier: state.verifier, nonce: state.nonce, redirectURI: Self.callbackURL(issuer: issuer, idp: id), idp: idp,
+                clientSecret: secret, clientAssertion: { audience in try clientAssertion(clientID: idp.settings.clientId, audience: audience) },
+                metadata: metadata)
+        } catch let error as LatchError where error.code == .upstreamInvalidIDToken {
+            logger.warning("upstream ID token refused", metadata: ["idp": "\(id)", "error": "\(error)"])
+            return Self.errorPage(.upstreamInvalidIDToken, "The identity provider's answer could not be verified. Nothing was changed.", status: 502)
+        } catch let error as LatchError where error.code == .upstreamUnavailable {
+            logger.warning("upstream unavailable", metadata: ["idp": "\(id)", "error": "\(error)"])
+            return Self.errorPage(.upstreamUnavailable, "The identity provider did not answer in time. Nothing was changed; try again.", status: 502)
+        }
+        if let domains = idp.settings.allowedEmailDomains {
+            let email = identity.claims["email"]?.stringValue?.lowercased() ?? ""
+            let verified = identity.claims["email_verified"] == .bool(true)
+            let domain = email.split(separator: "@").last.map(String.init) ?? ""
+            guard verified, email.contains("@"), domains.map({ $0.lowercased() }).contains(domain) else {
+                return Self.errorPage(.upstreamIdentityRefused, "This account may not sign in to this app (its email domain is not allowed).", status: 403)
+            }
+        }
+        guard let username = Self.username(identity, claim: idp.settings.usernameClaim) else {
+            return Self.errorPage(.upstreamIdentityRefused, "The identity provider did not say who you are (the username claim is missing).", status: 403)
+        }
+        let kept = Dictionary(
+            idp.settings.keptClaims.compactMap { name in identity.claims[name].map { (name, $0) } }, uniquingKeysWith: { first, _ in first })
+        // Step 5.
+        let authTime = min(identity.authTime ?? now, now)
+        let secret = random.token()
+        let sealedIDToken = try secrets.seal(Data(identity.idToken.utf8), keyID: "web-session-id-token")
+        var user: User?
+        for attempt in 0..<2 {
+            let existing = try await store.federatedUser(issuer: metadata.issuer, subject: identity.subject)
+            let candidate =
+                existing
+                ?? User(
+                    id: random.timeOrderedID(now: clock.now()), username: username, kind: .oidc, issuer: metadata.issuer, subject: identity.subject,
+                    claims: kept, createdAt: now)
+            let webSession = WebSession(
+                id: PKCE.hashHex(secret), userID: candidate.id, upstreamIdP: id, authTime: authTime, sealedUpstreamIDToken: sealedIDToken,
+                createdAt: now, expiresAt: now.adding(seconds: settings.webSessionLifetime))
+            do {
+                try await store.write { unit in
+                    unit.consume(.jti(state.id, issuer: "latch:upstream-state", until: request.expiresAt), ifUnavailable: Refusal.replayed)
+                    if existing == nil {
+                        unit.insertUser(candidate, ifTaken: Refusal.taken)
+                        unit.record(.now(.userRegistered, actor: "system", userID: candidate.id, detail: "OIDC:\(id) amr=fed", clock: clock, random: random))
+                    } else {
+                        unit.requireUser(id: candidate.id, ifMissing: Refusal.taken)
+                        if candidate.claims != kept { unit.updateClaims(userID: candidate.id, claims: kept) }
+                    }
+                    unit.insertWebSession(webSession)
+                }
+                user = candidate
+                break
+            } catch Refusal.replayed {
+                return Self.errorPage(.invalidAuthorizationState, "This sign-in was completed already. Go back to the app.")
+            } catch Refusal.taken where attempt == 0 {
+                // A concurrent first sign-in created the user, or the username is another upstream subject's.
+                continue
+            } catch Refusal.taken {
+                return Self.errorPage(.upstreamIdentityRefused, "This username is taken by another account of this identity provider.", status: 409)
+            }
+        }
+        guard let user else { throw LatchError(.temporarilyUnavailable, "the sign-in raced a change of its user; try again") }
+        let issued = try issueCode(
+            clientID: request.clientId, redirectURI: request.redirectUri, challenge: request.codeChallenge, nonce: request.nonce, userID: user.id,
+            authTime: authTime, scope: request.scope, now: now)
+        logger.debug("federated sign-in", metadata: ["idp": "\(id)", "user": "\(user.id)"])
+        return .redirect(
+            authorizationResponse(request.redirectUri, [("code", issued)], state: request.state),
+            cookies: [
+                BrowserCookie(name: BrowserCookie.session, value: secret, maxAge: settings.webSessionLifetime),
+                BrowserCookie(name: BrowserCookie.binding, value: "", maxAge: 0),
+            ])
+    }
+
+    enum Refusal: Error { case replayed, taken }
+
+    /// The username from the upstream's claims: a string of 1–255 printable bytes.
+    static func username(_ identity: UpstreamIdentity, claim: String) -> String? {
+        let value = claim == "sub" ? identity.subject : identity.claims[claim]?.stringValue
+        guard let value, !value.isEmpty, value.utf8.count <= 255, value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
+            return nil
+        }
+        return value
+    }
+
+    /// The sealing context of upstream `id`'s client secret.
+    public static func sealingContext(_ id: String) -> String { "upstream-idp:\(id)" }
+
+    /// A `private_key_jwt` client assertion (RFC 7523 §2.2) signed with the deployment's signing key (the upstream
+    /// reads Latch's JWKS).
+    func clientAssertion(clientID: String, audience: String) throws -> String {
+        let now = clock.seconds()
+        return try keys.signer.sign(
+            claims: [
+                "iss": .string(clientID), "sub": .string(clientID), "aud": .string(audience), "iat": .int(now), "exp": .int(now + 60),
+                "jti": .string(random.token(byteCount: 16)),
+            ])
+    }
+
+    func issueCode(
+        clientID: String, redirectURI: String, challenge: String, nonce: String?, userID: String, authTime: Int64, scope: String, now: Int64
+    ) throws -> String {
+        try sealer.seal(
+            AuthorizationCodeContent(
+                id: random.token(byteCount: 16), clientId: clientID, redirectUri: redirectURI, codeChallenge: challenge, nonce: nonce, userId: userID,
+                authTime: authTime, amr: ["fed"], scope: scope, sessionId: random.timeOrderedID(now: clock.now()),
+                expiresAt: now.adding(seconds: min(settings.codeLifetime, 60))),
+            as: .authorizationCode)
+    }
+
+    /// The browser's active web session, whose user still exists.
+    func activeWebSession(_ cookies: [String: String], now: Int64) async throws -> WebSession? {
+        guard let secret = cookies[BrowserCookie.session], secret.utf8.count == 43,
+            let session = try await store.webSession(id: PKCE.hashHex(secret)), session.isActive(at: now)
+        else { return nil }
+        return session
+    }
+
+    // MARK: RP-initiated logout
+
+    /// `GET|POST /oauth2/logout` (OpenID Connect RP-Initiated Logout 1.0 §2–3).
+    ///
+    /// - Step 1. `id_token_hint`, when given, is an ID token Latch signed (expired ones too); its `aud` is the
+    ///   client, and `client_id`, when given too, must be it.
+    /// - Step 2. `post_logout_redirect_uri` is one of that client's registered logout URIs exactly — otherwise an
+    ///   error page.
+    /// - Step 3. Without an ID token hint and with a signed-in browser, the user confirms on a page (CSRF-protected
+    ///   form back to this endpoint).
+    /// - Step 4. The web session ends and its cookie is deleted; the app's tokens stay (sign-out and global sign-out
+    ///   revoke those). The browser goes through the upstream's end-session endpoint when it has one, then to the
+    ///   app's logout URI with `state`, or to the signed-out page.
+    public func logout(_ parameters: [String: String], cookies: [String: String], confirmed: Bool) async throws -> BrowserAnswer {
+        let now = clock.seconds()
+        // Step 1.
+        var clientID = parameters["client_id"].flatMap { $0.isEmpty ? nil : $0 }
+        var hinted = false
+        if let hint = parameters["id_token_hint"], !hint.isEmpty {
+            guard let audience = try await verifiedOwnIDToken(hint) else {
+                return Self.errorPage(.invalidRequest, "The sign-out request carries an ID token this service did not issue.")
+            }
+            if let clientID, clientID != audience { return Self.errorPage(.invalidRequest, "The sign-out request names two different apps.") }
+            clientID = audience
+            hinted = true
+        }
+        // Step 2.
+        var returnTo: String?
+        if let target = parameters["post_logout_redirect_uri"], !target.isEmpty {
+            guard let clientID, let client = try? await clients.resolve(clientID),
+                (client.evidence.federation?.postLogoutRedirectUris ?? []).contains(target)
+            else {
+                return Self.errorPage(.unregisteredRedirectURI, "The app asked to come back to an address it has not registered.")
+            }
+            var query: [(String, String)] = []
+            if let state = parameters["state"], !state.isEmpty, state.utf8.count <= Self.maximumValueLength { query.append(("state", state)) }
+            returnTo = FormEncoding.appending(query, to: target)
+        }
+        let webSession = try await activeWebSession(cookies, now: now)
+        // Step 3.
+        if let webSession, !hinted, !confirmed {
+            var fields: [String: String] = [:]
+            for name in ["client_id", "post_logout_redirect_uri", "state"] { if let value = parameters[name] { fields[name] = value } }
+            return .page(.confirmSignOut(fields: fields, csrf: csrfToken(webSessionID: webSession.id)))
+        }
+        if confirmed {
+            guard let webSession, let csrf = parameters["csrf"], PKCE.constantTimeEqual(csrf, csrfToken(webSessionID: webSession.id)) else {
+                return Self.errorPage(.invalidRequest, "This sign-out form has expired. Nothing was changed.")
+            }
+        }
+        // Step 4.
+        let clear = [BrowserCookie(name: BrowserCookie.session, value: "", maxAge: 0)]
+        guard let webSession else {
+            return returnTo.map { .redirect($0, cookies: clear) } ?? .page(.signedOut(returnURL: nil), cookies: clear)
+        }
+        _ = try await store.write { $0.endWebSession(id: webSession.id, at: now) }
+        if let idp = try await store.upstreamIdP(id: webSession.upstreamIdP),
+            let metadata = try? await upstream.metadata(issuer: idp.settings.issuer), let endSession = metadata.endSessionEndpoint
+        {
+            var query: [(String, String)] = [
+                ("client_id", idp.settings.clientId), ("post_logout_redirect_uri", Self.signedOutURL(issuer: issuer, idp: idp.id)),
+                ("state", try sealer.seal(SignOutState(returnTo: returnTo, expiresAt: now.adding(seconds: settings.pendingLifetime)), as: .signOutState)),
+            ]
+            if let sealed = webSession.sealedUpstreamIDToken, let token = try? secrets.open(sealed, keyID: "web-session-id-token") {
+                query.append(("id_token_hint", String(decoding: token, as: UTF8.self)))
+            }
+            return .redirect(FormEncoding.appending(query, to: endSession), cookies: clear)
+        }
+        return returnTo.map { .redirect($0, cookies: clear) } ?? .page(.signedOut(returnURL: nil), cookies: clear)
+    }
+
+    /// `GET /oauth2/upstream/{id}/signed-out`: back from the upstream's end-session endpoint.
+    public func upstreamSignedOut(state: String?) -> BrowserAnswer {
+        guard let state, let signOut = sealer.open(state, as: .signOutState, SignOutState.self), signOut.expiresAt > clock.seconds() else {
+            return .page(.signedOut(returnURL: nil))
+        }
+        return signOut.returnTo.map { .redirect($0) } ?? .page(.signedOut(returnURL: nil))
+    }
+
+    /// The audience of an ID token Latch signed (expiry not checked: logout accepts old hints).
+    func verifiedOwnIDToken(_ token: String) async throws -> String? {
+        guard let jws = try? ParsedJWS(token), let kid = jws.keyID ?? nil, let key = try await keys.verificationKeyReloading(kid: kid),
+            let claims = try? jws.verify(with: key, canonical: true).claims, claims["iss"]?.stringValue == issuer,
+            jws.header["typ"]?.stringValue != "at+jwt"
+        else { return nil }
+        return claims["aud"]?.stringValue
+    }
+
+    /// The sign-out form's CSRF token: an HMAC of the web session id under the federation key.
+    func csrfToken(webSessionID: String) -> String { sealer.mac("csrf|" + webSessionID) }
+}
