@@ -579,6 +579,8 @@ def main():
     stop = lambda *_: threading.Thread(target=httpd.shutdown, daemon=True).start()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    # A child inherits its parent's signal mask: a test runner that blocks SIGTERM would otherwise leave it blocked here.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
     print(f"listening on port {httpd.server_port}", flush=True)
     httpd.serve_forever()
     httpd.server_close()
