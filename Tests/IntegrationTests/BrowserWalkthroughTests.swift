@@ -113,18 +113,9 @@ struct BrowserWalkthroughTests {
         let line = try #require(output.split(separator: "\n").last { $0.hasPrefix("{\"walkthrough\"") }, "no result line; \(context)")
         let result = try JSONValue.parse(Data(line.utf8))
         let failures = (result["failures"]?.arrayValue ?? []).compactMap(\.stringValue)
-        // Known server bug: the sign-out confirmation page's CSP (`form-action 'self'`) also governs the redirects
-        // after its form is posted, so Chromium blocks the way through the upstream's end-session endpoint and the
-        // user stays on the form. When the server is fixed this known issue stops occurring and the test says so.
-        let known = failures.filter { $0.hasPrefix("3: the sign-out did not come back to the app") && $0.contains("form-action") }
-        for failure in failures where !known.contains(failure) { Issue.record("\(failure)") }
+        for failure in failures { Issue.record("\(failure)") }
         let names = Set((result["screenshots"]?.arrayValue ?? []).compactMap { $0["name"]?.stringValue })
-        if names.contains("04-signed-out.png") {  // the walk got past the sign-out
-            withKnownIssue("hosted sign-out page: CSP form-action 'self' blocks the redirect to the upstream's end-session endpoint") {
-                for failure in known { Issue.record("\(failure)") }
-            }
-        }
-        #expect(status == 0 || (status == 1 && failures.count == known.count && !known.isEmpty), "exit status \(status); \(context)")
+        #expect(status == 0, "exit status \(status); \(context)")
         #expect((result["checks"]?.intValue ?? 0) >= 70, "\(context)")
         for name in Self.screenshots {
             #expect(names.contains(name), "\(name) was not taken")

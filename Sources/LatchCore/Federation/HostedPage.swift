@@ -50,6 +50,9 @@ public enum HostedPage: Sendable, Hashable {
     case confirmSignOut(fields: [String: String], csrf: String)
     /// Signed out; `returnURL` when the app registered where to go back.
     case signedOut(returnURL: String?)
+    /// Continue to `url` (a meta refresh and a link): how a form's answer leaves Latch's origin, since a redirect
+    /// after a form post stays under the page's CSP `form-action 'self'`.
+    case proceed(url: String)
 
     public struct Choice: Sendable, Hashable {
         public var id: String

@@ -52,6 +52,10 @@ struct AuthorizationController {
                 return try await service.logout(form, cookies: cookies(request), confirmed: form["confirm"] == "yes")
             }
         }
+        // Browsers ask every page's origin for it; an empty answer keeps their consoles quiet.
+        routes.get("favicon.ico") { _, _ -> Response in
+            Response(status: .noContent, headers: [.cacheControl: "public, max-age=86400"])
+        }
         routes.get("oauth2/assets/latch.css") { _, _ -> Response in
             Response(
                 status: .ok,
@@ -112,6 +116,10 @@ struct AuthorizationController {
         var headers = HTTPFields()
         for cookie in decided.cookies { headers.append(HTTPField(name: .setCookie, value: setCookie(cookie))) }
         switch decided.body {
+        case .redirect(let location) where request.method == .post:
+            // A redirect answering a form post is still governed by the form page's `form-action 'self'` in Chromium:
+            // leave the origin by a new navigation instead (meta refresh, with a link for browsers that refuse it).
+            return pages.response(.proceed(url: location), languages: languages, headers: headers)
         case .redirect(let location):
             var all = HostedPages.securityHeaders
             all[.location] = location

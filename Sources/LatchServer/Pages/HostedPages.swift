@@ -50,6 +50,10 @@ struct HostedPages: Sendable {
             context["title"] = strings.table["confirmTitle"]
             context["fields"] = fields.sorted { $0.key < $1.key }.map { ["name": $0.key, "value": $0.value] }
             context["csrf"] = csrf
+        case .proceed(let url):
+            template = "proceed"
+            context["title"] = strings.table["proceedTitle"]
+            context["refreshURL"] = url
         case .signedOut(let returnURL):
             template = "signedOut"
             context["title"] = strings.table["signedOutTitle"]
@@ -97,6 +101,7 @@ struct HostedPages: Sendable {
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta name="referrer" content="no-referrer">
+            {{#refreshURL}}<meta http-equiv="refresh" content="0;url={{refreshURL}}">{{/refreshURL}}
             <title>{{title}}</title>
             <link rel="stylesheet" href="/oauth2/assets/latch.css">
             </head>
@@ -111,7 +116,7 @@ struct HostedPages: Sendable {
         "chooser": """
             {{> head}}
             <h1 id="title">{{title}}</h1>
-            <p>{{t.chooserIntro}} <strong>{{clientName}}</strong>.</p>
+            <p>{{t.chooserIntro}} <strong>{{clientName}}</strong>{{#t.chooserIntroAfter}} {{t.chooserIntroAfter}}{{/t.chooserIntroAfter}}.</p>
             <nav aria-labelledby="title">
             <ul>
             {{#choices}}
@@ -142,6 +147,12 @@ struct HostedPages: Sendable {
             </form>
             {{> foot}}
             """,
+        "proceed": """
+            {{> head}}
+            <h1>{{title}}</h1>
+            <p><a class="button" id="continue" href="{{refreshURL}}">{{t.continue}}</a></p>
+            {{> foot}}
+            """,
         "signedOut": """
             {{> head}}
             <h1>{{title}}</h1>
@@ -170,11 +181,14 @@ struct PageStrings: Sendable {
         "signedOutTitle": "You are signed out",
         "signedOutIntro": "You have been signed out of this service in this browser. You can close this window.",
         "returnToApp": "Return to the app",
+        "proceedTitle": "Signing you out…",
+        "continue": "Continue",
     ]
 
     static let german: [String: String] = [
         "chooserTitle": "Anmeldung auswählen",
-        "chooserIntro": "Melden Sie sich mit dem Konto Ihrer Organisation an, um fortzufahren zu",
+        "chooserIntro": "Melden Sie sich mit dem Konto Ihrer Organisation an, um zu",
+        "chooserIntroAfter": "zu gelangen",
         "continueWith": "Weiter mit",
         "errorTitle": "Die Anmeldung konnte nicht fortgesetzt werden",
         "errorCode": "Fehlercode:",
@@ -184,6 +198,8 @@ struct PageStrings: Sendable {
         "signedOutTitle": "Sie sind abgemeldet",
         "signedOutIntro": "Sie wurden in diesem Browser von diesem Dienst abgemeldet. Sie können dieses Fenster schließen.",
         "returnToApp": "Zurück zur App",
+        "proceedTitle": "Sie werden abgemeldet …",
+        "continue": "Weiter",
         "error.invalid_authorization_state": "Diese Anmeldung ist abgelaufen oder wurde nicht hier begonnen. Kehren Sie zur App zurück und beginnen Sie neu.",
         "error.upstream_unavailable": "Der Identitätsanbieter ist nicht erreichbar. Es wurde nichts geändert; versuchen Sie es gleich noch einmal.",
         "error.unregistered_redirect_uri": "Die App möchte zu einer Adresse zurückkehren, die sie nicht registriert hat.",
