@@ -463,4 +463,72 @@ struct FederationFlowTests {
             #expect(plain.body.contains("You are signed out"))
         }
     }
+
+    @Test("private_key_jwt with Latch's own signing key (the upstream reads Latch's JWKS), UserInfo claims kept, allowed email domains, max_age")
+    func privateKeyJWTUserinfoAndDomains() async throws {
+        guard await UpstreamProviderProcess.isAvailable else {
+            if ProcessInfo.processInfo.environment["LATCH_CI"] == "1" { Issue.record("CI must run this: python3 -m pip install authlib flask") }
+            return
+        }
+        let directory = TemporaryDirectory(prefix: "latch-upstream-pkjwt")
+        defer { directory.remove() }
+        let deployment = try await Deployment.make(clockStart: Date()) { $0.federation.upstreamTimeout = 5 }
+        // The upstream fetches Latch's JWKS: here from a static file server (the deployment runs in-process).
+        try Data(deployment.services.keys.jwksJSON).write(to: URL(fileURLWithPath: directory.path + "/jwks.json"))
+        let files = try ChildProcess(
+            executable: "/usr/bin/env", arguments: ["python3", "-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", directory.path],
+            environment: ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"], outputPath: directory.path + "/files.log")
+        defer { files.signal(SIGKILL) }
+        var filesPort: Int?
+        for _ in 0..<600 where filesPort == nil {
+            let log = (try? String(contentsOfFile: directory.path + "/files.log", encoding: .utf8)) ?? ""
+            filesPort = TestBrowser.capture(#"port (\d+)"#, in: log).flatMap(Int.init)
+            if filesPort == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let port = try #require(filesPort, "the file server did not start")
+        let provider = try await UpstreamProviderProcess(
+            clientID: Self.upstreamClientID, clientSecret: Self.upstreamSecret, redirectURIs: ["https://latch.test/oauth2/upstream/corp/callback"],
+            users: ["alice:password:alice@example.com:Alice Liddell", "bob:hunter22:bob@other.example:Bob"],
+            clientJWKSURI: "http://127.0.0.1:\(port)/jwks.json", output: directory.path + "/upstream.log")
+        do {
+            try await deployment.run { client in
+                let added = try await client.admin(
+                    .post, "/admin/v1/upstream-idps",
+                    AdminUpstreamIdPRequest(
+                        id: "corp", displayName: "Corp SSO", issuer: provider.issuer, clientId: Self.upstreamClientID, clientAuthentication: "private_key_jwt",
+                        keptClaims: ["groups", "email"], allowedEmailDomains: ["Example.com"], useUserinfo: true))
+                #expect(added.status == .created, "\(added.json)")
+                #expect(try added.decode(AdminUpstreamIdP.self).hasClientSecret == false)
+                _ = try await client.admin(.patch, "/admin/v1/clients/default", AdminClientPatch(redirectUris: [Self.appRedirect], upstreamIdps: ["corp"]))
+                let browser = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+                let app = AppRequest()
+                let back = try await browser.signIn(at: try await browser.open(app.url()))
+                let tokens = try await Self.redeem(client, try #require(back.appURL, "\(back)"), app)
+                #expect(tokens.status == .ok, "\(tokens.json)")
+                let state = try await Self.upstreamState(provider)
+                #expect(state["last_token_auth_method"]?.stringValue == "private_key_jwt")
+                let claims = try verifyAgainstJWKS(try tokens.decode(TokenResponse.self).idToken, jwks: try await client.get("/.well-known/jwks.json").decode(JSONWebKeySet.self))
+                // `groups` comes from UserInfo only.
+                #expect(claims["groups"] == .array([.string("staff")]))
+                #expect(claims["username"]?.stringValue == "user-alice")
+                // Another email domain: refused, nothing written.
+                let users = try await deployment.count("users")
+                let other = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+                let refused = try await other.signIn(at: try await other.open(AppRequest().url()), username: "bob", password: "hunter22")
+                #expect(refused.status == 403 && refused.body.contains(#"id="error-code">upstream_identity_refused<"#), "\(refused)")
+                #expect(try await deployment.count("users") == users)
+                // max_age: a web session older than it goes back to the upstream (which answers from its own session).
+                deployment.clock.advance(by: 120)
+                let recent = AppRequest()
+                // (Only the way there is checked: the jump of the test clock makes Latch's client assertion look 2 minutes
+                // early to the upstream.)
+                _ = try await browser.open(recent.url(extra: [("max_age", "60")]))
+                #expect(browser.visited.withLock { $0.contains { $0.hasPrefix(provider.issuer + "/authorize?") && $0.contains("max_age=60") } })
+            }
+        } catch {
+            await provider.stop()
+            throw error
+        }
+        await provider.stop()
+    }
 }
