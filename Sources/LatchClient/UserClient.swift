@@ -285,7 +285,8 @@ public actor UserClient {
     }
 
     static func formEncode(_ parameters: [(String, String)]) -> String {
-        let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
+        // ASCII only: `alphanumerics` would leave non-ASCII letters unencoded (not allowed in a URL's query).
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
         return parameters.map { "\($0.0)=\($0.1.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(separator: "&")
     }
 }

@@ -42,6 +42,18 @@ public enum UserClientError: Error, Sendable, CustomStringConvertible {
     /// The ``CustomRegistrationHandler`` answered ``CustomRegistrationAnswer/cancel``: the custom registration was
     /// stopped (its transaction cancelled on the server).
     case customRegistrationCancelled
+    /// A browser sign-in came back with an error (RFC 6749 §4.1.2.1): `code` is the server's `error` —
+    /// `access_denied` (the user or the upstream identity provider refused), `login_required` (after `prompt=none`),
+    /// `invalid_request`, `invalid_scope`, … — and `description` its `error_description`.
+    case federatedSignInFailed(code: String, description: String?)
+    /// The browser's answer is not for the browser sign-in this client is waiting on: its `state` differs, none is
+    /// pending (never started, answered already — a replayed URL —, or started too long ago). Nothing was changed.
+    case federatedSignInStateMismatch
+    /// The browser's answer names another issuer than the server the sign-in went to (RFC 9207: a mix-up attack, or
+    /// a misconfigured redirect). The pending sign-in is ended.
+    case federatedSignInIssuerMismatch
+    /// The user closed the browser (or it timed out) before the sign-in or sign-out finished.
+    case federatedSignInCancelled
     /// Any other error the server reported, with its stable code.
     case server(code: String, message: String?)
 
@@ -67,6 +79,10 @@ public enum UserClientError: Error, Sendable, CustomStringConvertible {
                 + (status.map { " (hook status \($0))" } ?? " (the transaction ended)")
                 + (data.map { ": " + String(decoding: $0.serialized(), as: UTF8.self) } ?? "")
         case .customRegistrationCancelled: "custom registration cancelled"
+        case .federatedSignInFailed(let code, let description): "browser sign-in failed: \(code)" + (description.map { ": \($0)" } ?? "")
+        case .federatedSignInStateMismatch: "the browser's answer is not for the pending sign-in (state)"
+        case .federatedSignInIssuerMismatch: "the browser's answer comes from another issuer"
+        case .federatedSignInCancelled: "browser sign-in cancelled"
         case .server(let code, let message): "server error \(code)" + (message.map { ": \($0)" } ?? "")
         }
     }
@@ -130,7 +146,10 @@ extension UserClientError: Equatable {
         case (.pinRefused(let a), .pinRefused(let b)): a == b
         case (.issuerTokenRejected(let a, _), .issuerTokenRejected(let b, _)): a == b
         case (.registrationRestartRequired(let a, _), .registrationRestartRequired(let b, _)): a == b
-        case (.customRegistrationCancelled, .customRegistrationCancelled): true
+        case (.customRegistrationCancelled, .customRegistrationCancelled), (.federatedSignInStateMismatch, .federatedSignInStateMismatch),
+            (.federatedSignInIssuerMismatch, .federatedSignInIssuerMismatch), (.federatedSignInCancelled, .federatedSignInCancelled):
+            true
+        case (.federatedSignInFailed(let a, _), .federatedSignInFailed(let b, _)): a == b
         case (.server(let a, _), .server(let b, _)): a == b
         default: false
         }

@@ -11,14 +11,15 @@ import LatchModel
 /// 4 not registered; 5 not signed in (or the session ended); 6 not authorized (or an issuer token refused); 7 a more
 /// recent sign-in (or issuer login) is needed;
 /// 8 already registered; 9 a wrong PIN, or a PIN authenticator cooling down or locked out; 10 a custom registration must
-/// start again (the hook answered 5000–5999, or the transaction ended); 11 a custom registration was cancelled.
+/// start again (the hook answered 5000–5999, or the transaction ended); 11 a custom registration was cancelled, or a
+/// browser sign-in got no answer in time. A refused browser sign-in (an `error` answer, a wrong `state` or `iss`) is 6.
 struct Device: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A simulated device using the Swift SDK: register, sign in, refresh, sign out, de-register.",
         subcommands: [
             Register.self, SignIn.self, Refresh.self, WhoAmI.self, Status.self, SignOut.self, GlobalSignOut.self,
             Deregister.self, Reset.self, Fido.self, OutOfBand.self, Link.self, Login.self, Logout.self, LogoutAll.self,
-            LoginStatusCommand.self, CustomProviders.self,
+            LoginStatusCommand.self, CustomProviders.self, FederatedSignIn.self, FederatedSignOut.self,
         ])
 
     /// Where the device keeps its state and which server it talks to; accepted after every subcommand.
@@ -111,7 +112,8 @@ struct Device: AsyncParsableCommand {
         case .invalidConfiguration, .invalidInput, .pinRefused: 2
         case .pinAttemptFailed: 9
         case .registrationRestartRequired: 10
-        case .customRegistrationCancelled: 11
+        case .customRegistrationCancelled, .federatedSignInCancelled: 11
+        case .federatedSignInFailed, .federatedSignInStateMismatch, .federatedSignInIssuerMismatch: 6
         case .server: 1
         }
     }
