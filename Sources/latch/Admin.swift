@@ -7,7 +7,7 @@ struct Admin: AsyncParsableCommand {
         abstract: "Administer a running Latch through its admin API.",
         subcommands: [
             Issuers.self, TestKeys.self, Users.self, Clients.self, Tokens.self, ClientConfig.self, RotateKey.self, AttestationAdmin.self,
-            LoginIssuers.self, ResourceServers.self, CustomProviders.self,
+            LoginIssuers.self, ResourceServers.self, CustomProviders.self, UpstreamIdPs.self,
         ])
 
     // MARK: Issuers
@@ -226,7 +226,7 @@ struct Admin: AsyncParsableCommand {
     struct Clients: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "clients", abstract: "Apps (public clients).",
-            subcommands: [Add.self, List.self, Delete.self, Evidence.self, SigningCertificates.self])
+            subcommands: [Add.self, List.self, Delete.self, Evidence.self, SigningCertificates.self, BrowserSignIn.self])
 
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Register an app's client id.")

@@ -15,7 +15,7 @@ public enum GrantType {
 public struct TokenResponse: Codable, Sendable, Hashable {
     /// An RFC 9068 JWT access token.
     public var accessToken: String
-    /// Always `Bearer`.
+    /// `Bearer`, or `DPoP` when the access token is bound to a DPoP key (RFC 9449 §5).
     public var tokenType: String
     /// Seconds until the access and ID tokens expire.
     public var expiresIn: Int
