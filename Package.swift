@@ -359,6 +359,9 @@ let package = Package(
             dependencies: [
                 "LatchModel", "LatchJOSE", "LatchTesting", "LatchServer", "LatchAttestation",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

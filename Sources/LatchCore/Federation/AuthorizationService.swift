@@ -180,13 +180,21 @@ public struct AuthorizationService: Sendable {
         guard let clientID = parameters["client_id"], !clientID.isEmpty, clientID.utf8.count <= 128 else {
             return Self.errorPage(.invalidRequest, "The sign-in request names no app (client_id).")
         }
-        guard let client = try? await clients.resolve(clientID) else {
+        guard var client = try? await clients.resolve(clientID) else {
             return Self.errorPage(.invalidClient, "The app that sent you here is not known.")
         }
-        let federation = client.evidence.federation ?? .init()
-        guard let redirectURI = parameters["redirect_uri"], Self.matches(redirectURI, registered: federation.redirectUris) else {
+        guard let redirectURI = parameters["redirect_uri"] else {
             return Self.errorPage(.unregisteredRedirectURI, "The app asked to come back to an address it has not registered.")
         }
+        if !Self.matches(redirectURI, registered: client.evidence.federation?.redirectUris ?? []) {
+            // Another replica may have registered it a moment ago: read the client again before refusing.
+            guard let fresh = try await clients.refreshed(client.id), Self.matches(redirectURI, registered: fresh.evidence.federation?.redirectUris ?? [])
+            else {
+                return Self.errorPage(.unregisteredRedirectURI, "The app asked to come back to an address it has not registered.")
+            }
+            client = fresh
+        }
+        let federation = client.evidence.federation ?? .init()
         // Step 2.
         let state = parameters["state"]
         func fail(_ code: ErrorCode, _ message: String) -> BrowserAnswer {

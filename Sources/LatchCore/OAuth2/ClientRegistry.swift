@@ -35,6 +35,14 @@ public final class ClientRegistry: Sendable {
         throw LatchError.invalidClient("unknown client_id")
     }
 
+    /// The client `clientID` re-read from the store when the cached copy is more than a second old (at most once a
+    /// second): for a setting another replica may just have changed (a new redirect URI), before refusing on it.
+    public func refreshed(_ clientID: String) async throws -> Client? {
+        let now = clock.seconds()
+        if state.withLock({ state in state.loadedAt.map { now - $0 >= 1 } ?? true }) { try await reload() }
+        return state.withLock { $0.clients[clientID] }
+    }
+
     /// Re-reads the clients.
     public func reload() async throws {
         let clients = try await store.clients()
