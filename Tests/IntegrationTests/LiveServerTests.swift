@@ -276,6 +276,28 @@ struct LiveServerTests {
         #expect(wrongToken.0 == 1 && wrongToken.1.contains("error: unauthorized"))
         let unreachable = try await run(latch, ["admin", "users", "list", "--server", "http://127.0.0.1:1"], environment: environment)
         #expect(unreachable.0 == 3)
+        // Browser sign-in: an upstream identity provider and an app's redirect URIs.
+        try "corp-secret\n".write(toFile: directory.path + "/corp.secret", atomically: true, encoding: .utf8)
+        let upstream = try await run(
+            latch,
+            [
+                "admin", "upstream-idps", "add", "--id", "corp", "--display-name", "Corp SSO", "--issuer", "https://login.example.com/realms/corp",
+                "--client-id", "latch", "--client-secret-file", directory.path + "/corp.secret", "--kept-claim", "email",
+            ], environment: environment)
+        #expect(upstream.0 == 0 && upstream.1.contains("/oauth2/upstream/corp/callback") && !upstream.1.contains("corp-secret"), "\(upstream.1)")
+        let insecure = try await run(
+            latch, ["admin", "upstream-idps", "add", "--id", "plain", "--display-name", "P", "--issuer", "http://idp.example", "--client-id", "x"],
+            environment: environment)
+        #expect(insecure.0 == 1 && insecure.1.contains("error: invalid_input"), "\(insecure.1)")
+        let browser = try await run(
+            latch, ["admin", "clients", "browser-sign-in", "default", "--redirect-uri", "com.example.app:/cb", "--upstream-idp", "corp"],
+            environment: environment)
+        #expect(browser.0 == 0 && browser.1.contains("com.example.app:/cb"), "\(browser.1)")
+        let unknownIdP = try await run(latch, ["admin", "clients", "browser-sign-in", "default", "--upstream-idp", "nobody"], environment: environment)
+        #expect(unknownIdP.0 == 1 && unknownIdP.1.contains("error: invalid_input"), "\(unknownIdP.1)")
+        #expect(try await run(latch, ["admin", "upstream-idps", "list"], environment: environment).1.contains("Corp SSO"))
+        #expect(try await run(latch, ["admin", "upstream-idps", "delete", "corp"], environment: environment).0 == 0)
+        #expect(try await run(latch, ["admin", "upstream-idps", "get", "corp"], environment: environment).0 == 1)
         _ = try await server.terminate()
 
         // Offline key rotation on the data folder, seen by the next start.

@@ -338,6 +338,13 @@ def walk(args, results, browsers):
     results.check(upstream_delta("logins") == 1 and upstream_delta("authorizations") == 1,
                   "2: single sign-on went to the upstream (%d sign-ins, %d authorizations there)"
                   % (upstream_delta("logins"), upstream_delta("authorizations")))
+    # The tokens refresh like any others (the refresh token rotates).
+    refresh_token = tokens.get("refresh_token", "") if isinstance(tokens, dict) else ""
+    status, refreshed = post_form(issuer + "/oauth2/token", {"grant_type": "refresh_token", "refresh_token": refresh_token})
+    results.check(status == 200 and isinstance(refreshed, dict) and refreshed.get("refresh_token") not in (None, refresh_token),
+                  "2: refreshing answered %s %r" % (status, refreshed))
+    if status == 200 and isinstance(refreshed, dict):
+        refresh_token = refreshed.get("refresh_token", "")
 
     # 3. Sign-out without id_token_hint: the confirmation page, then through the upstream back to the app.
     logout_state = secrets.token_urlsafe(12)
@@ -373,6 +380,9 @@ def walk(args, results, browsers):
         results.check("latch_session" not in cookies, "3: latch_session is still in the browser (%r)" % sorted(cookies))
         problems = console_problems(driver, issuer)
         results.check(not problems, "3: console problems during sign-out: %r" % problems)
+    # Federated sign-out leaves the app's tokens alone: they still refresh.
+    status, _ = post_form(issuer + "/oauth2/token", {"grant_type": "refresh_token", "refresh_token": refresh_token})
+    results.check(status == 200, "3: after the browser sign-out the app's refresh answered %s" % status)
     # Signed out: a new authorize shows the chooser again.
     driver.get(Authorization(issuer, args.client_id, callback).url)
     wait_for(driver, expected_conditions.presence_of_element_located((By.ID, "idp-" + first_id)),
