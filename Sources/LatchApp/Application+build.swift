@@ -78,6 +78,17 @@ struct LatchHTTPService: Service, CustomStringConvertible {
             onServerRunning: { [onServerRunning] channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
         app.addServices(Housekeeping(deployment: deployment, interval: .seconds(configuration.housekeepingInterval), logger: logger))
+        if configuration.metricsPort != 0, let metrics = deployment.services.metrics {
+            // Unauthenticated, so on its own address: loopback unless `metrics.host` says otherwise.
+            app.addServices(
+                Application(
+                    router: metrics.router(),
+                    configuration: .init(address: .hostname(configuration.metricsHost, port: configuration.metricsPort), serverName: "Latch metrics"),
+                    onServerRunning: { [logger, configuration] _ in
+                        logger.info("metrics listening", metadata: ["address": "\(configuration.metricsHost):\(configuration.metricsPort)"])
+                    },
+                    logger: logger))
+        }
         try await app.run()
     }
 }

@@ -73,11 +73,15 @@ import Synchronization
 /// | `login.refreshBeyondValidity` | `false` | let issuer-login sessions refresh past `login.validity` (up to `tokens.refreshLifetime`) |
 /// | `hooks.allowPrivateAddresses` | `false` | let custom-registration hooks be on loopback or private addresses (SSRF guard off) |
 /// | `dpop.requireNonce` | `false` | DPoP proofs must carry the server's nonce (RFC 9449 §8) |
+/// | `metrics.enabled` | `true` | Prometheus metrics at `GET /metrics` (any admin token) |
+/// | `metrics.port` | `0` (none) | a second listener serving `GET /metrics` without authentication (0–65535) |
+/// | `metrics.host` | `127.0.0.1` | the address `metrics.port` listens on |
 /// | `federation.webSessionLifetime` | `3600` | seconds a browser stays signed in at the hosted pages (60–86400) |
 /// | `federation.upstreamTimeout` | `10` | seconds a call to an upstream identity provider may take (1–60) |
 /// | `admin.token` | generated, printed once | the bootstrap admin token (stored hashed) |
 /// | `clients.default` | `default` | client id used when a request names none |
 /// | `log.level` | `info` | `trace` … `critical` |
+/// | `log.format` | `text` | `text`, or `json`: one JSON object per line with the request id |
 /// | `housekeeping.interval` | `60` | seconds between purges of expired rows and key reloads |
 /// | `rateLimit.perMinute` | `600` | requests a minute per client address to the token, registration and challenge endpoints (0: off) |
 /// | `rateLimit.trustForwardedFor` | `false` | take the client address from `X-Forwarded-For` (only behind trusted proxies) |
@@ -114,6 +118,11 @@ public struct LatchConfiguration: Sendable {
     public var hooksAllowPrivateAddresses = false
     /// DPoP proofs must carry the server's nonce (`dpop.requireNonce`).
     public var dpopRequireNonce = false
+    /// Prometheus metrics at `GET /metrics` (`metrics.enabled`).
+    public var metricsEnabled = true
+    /// A second listener serving `GET /metrics` without authentication (`metrics.port`; 0: none) on `metrics.host`.
+    public var metricsPort = 0
+    public var metricsHost = "127.0.0.1"
     /// Browser sign-in through upstream identity providers (`federation.*`).
     public var federation = FederationSettings()
     public var fidoRPID: String?
@@ -150,6 +159,12 @@ public struct LatchConfiguration: Sendable {
     public var adminToken: Redacted<String>?
     public var defaultClientID = "default"
     public var logLevel: Logger.Level = .info
+    /// `text` (swift-log's stream format) or `json` (one object per line, ``JSONLogHandler``): `log.format`.
+    public var logFormat: LogFormat = .text
+
+    public enum LogFormat: String, Sendable {
+        case text, json
+    }
     public var housekeepingInterval: Int = 60
     /// Requests a minute per client address on unauthenticated endpoints; 0 turns limiting off.
     public var rateLimitPerMinute = 600
@@ -254,6 +269,9 @@ public struct LatchConfiguration: Sendable {
         issuerLogin.refreshBeyondValidity = reader.bool(forKey: "login.refreshBeyondValidity", default: false)
         hooksAllowPrivateAddresses = reader.bool(forKey: "hooks.allowPrivateAddresses", default: false)
         dpopRequireNonce = reader.bool(forKey: "dpop.requireNonce", default: false)
+        metricsEnabled = reader.bool(forKey: "metrics.enabled", default: true)
+        metricsPort = Int(try ranged("metrics.port", Int64(metricsPort)))
+        metricsHost = reader.string(forKey: "metrics.host", default: metricsHost)
         federation.webSessionLifetime = try ranged("federation.webSessionLifetime", federation.webSessionLifetime)
         federation.upstreamTimeout = try ranged("federation.upstreamTimeout", federation.upstreamTimeout)
         issuerLogin.clockSkew = assertions.clockSkew
@@ -323,6 +341,9 @@ public struct LatchConfiguration: Sendable {
             throw ConfigurationError(key: "log.level", problem: "must be trace, debug, info, notice, warning, error or critical")
         }
         self.logLevel = logLevel
+        let format = reader.string(forKey: "log.format", default: "text")
+        guard let logFormat = LogFormat(rawValue: format) else { throw ConfigurationError(key: "log.format", problem: "must be text or json") }
+        self.logFormat = logFormat
         housekeepingInterval = Int(try ranged("housekeeping.interval", Int64(housekeepingInterval)))
         rateLimitPerMinute = Int(try ranged("rateLimit.perMinute", Int64(rateLimitPerMinute)))
         trustForwardedFor = reader.bool(forKey: "rateLimit.trustForwardedFor", default: false)
@@ -343,7 +364,7 @@ public struct LatchConfiguration: Sendable {
         "attestation.playIntegrityFreshness": 10...86_400, "attestation.deviceCheckTimeout": 1...60,
         "fido.maxAuthenticatorsPerUser": 1...100, "fido.pin.minLength": 4...64, "fido.pin.maxLength": 4...64, "fido.pin.maxAttempts": 1...20,
         "oob.tokenLifetime": 60...86_400, "login.validity": 60...604_800, "login.sensitiveMaxAge": 1...86_400,
-        "federation.webSessionLifetime": 60...86_400, "federation.upstreamTimeout": 1...60,
+        "federation.webSessionLifetime": 60...86_400, "federation.upstreamTimeout": 1...60, "metrics.port": 0...65_535,
     ]
 
     /// Comma-separated AAGUIDs: 32 hex digits each (dashes allowed), kept as lower-case hex.
@@ -392,7 +413,7 @@ public struct LatchConfiguration: Sendable {
         "http.host", "http.port", "http.idleTimeout", "http.headerTimeout", "http.bodyTimeout", "http.maxConnections", "data.dir", "database.url", "database.poolSize", "database.timeout", "issuer", "keys.algorithm",
         "keys.encryptionKey", "tokens.accessLifetime", "tokens.idLifetime", "tokens.refreshLifetime", "tokens.refreshGrace",
         "tokens.accessAudience", "assertions.audience", "assertions.clockSkew", "assertions.maxLifetime", "assertions.deviceMaxLifetime",
-        "signIn.nonceLifetime", "registration.testKeys", "sensitive.maxAgeSeconds", "admin.token", "clients.default", "log.level",
+        "signIn.nonceLifetime", "registration.testKeys", "sensitive.maxAgeSeconds", "admin.token", "clients.default", "log.level", "log.format",
         "housekeeping.interval", "rateLimit.perMinute", "rateLimit.trustForwardedFor", "rateLimit.trustedHops", "rateLimit.adminFailuresPerMinute",
         "attestation.challengeLifetime", "attestation.appAttestRoots", "attestation.androidKeyRoots", "attestation.testRoot",
         "attestation.deviceCheckURL", "attestation.deviceCheckDevelopmentURL", "attestation.deviceCheckTimeout",
@@ -402,7 +423,7 @@ public struct LatchConfiguration: Sendable {
         "fido.requireAttestation", "fido.allowedAaguids", "fido.deniedAaguids", "fido.maxAuthenticatorsPerUser", "oob.tokenLifetime", "fido.signUp", "fido.trustAnchors", "fido.metadataBlob", "fido.metadataRoots", "fido.pin.minLength",
         "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns", "login.validity", "login.sensitiveMaxAge",
         "login.refreshBeyondValidity", "hooks.allowPrivateAddresses", "dpop.requireNonce", "federation.webSessionLifetime",
-        "federation.upstreamTimeout",
+        "federation.upstreamTimeout", "metrics.enabled", "metrics.port", "metrics.host",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —

@@ -135,6 +135,7 @@ public struct LatchDeployment: Sendable {
                 random: random, sealer: sealer, evidenceApps: evidenceApps, logger: logger),
             adminAuthenticator: adminAuthenticator, readiness: store)
         services.clock = clock
+        if configuration.metricsEnabled { services.metrics = LatchMetrics() }
         services.fido = fido
         services.issuerLogin = issuerLogin
         let hookPolicy = HookAddressPolicy(allowPrivateAddresses: configuration.hooksAllowPrivateAddresses)

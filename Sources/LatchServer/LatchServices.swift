@@ -57,6 +57,8 @@ public struct LatchServices: Sendable {
     public var customRegistration: CustomRegistrationService?
     /// Browser sign-in: the authorization endpoint, upstream identity providers, hosted pages, RP-initiated logout.
     public var authorization: AuthorizationService?
+    /// Metrics (`GET /metrics`); nil where a deployment turned them off (`metrics.enabled`).
+    public var metrics: LatchMetrics?
     /// The time rate limits count in (the deployment's clock).
     public var clock: LatchClock = .system
 

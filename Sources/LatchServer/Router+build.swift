@@ -6,6 +6,8 @@ import LatchCore
 public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext> {
     let router = Router(context: LatchRequestContext.self, options: .autoGenerateHeadEndpoints)
     let methods = RouteMethods()
+    // Outside the error middleware: refusals count with the status they answer.
+    if let metrics = services.metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
     router.add(middleware: ErrorMiddleware(routes: methods))
     if services.settings.trustForwardedFor { router.add(middleware: ForwardedForMiddleware(hops: services.settings.trustedHops)) }
     let clock = services.clock
@@ -19,11 +21,12 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
             introspection: services.issuerLogin != nil, customRegistration: services.customRegistration != nil,
             dpop: services.tokens.dpop != nil, authorization: services.authorization != nil
         ).endpoints)
-    let oauth = OAuthController(tokens: services.tokens, revocation: services.revocation, sessions: services.sessions, clients: services.clients)
+    var oauth = OAuthController(tokens: services.tokens, revocation: services.revocation, sessions: services.sessions, clients: services.clients)
+    oauth.metrics = services.metrics
     // The unauthenticated endpoints that write (sign-in, registration, challenge) are rate-limited per address.
     router.group("oauth2").add(middleware: limited).addRoutes(oauth.endpoints)
     router.group("v1").add(middleware: limited).addRoutes(
-        RegistrationController(registration: services.registration, nonces: services.nonces).endpoints)
+        RegistrationController(registration: services.registration, nonces: services.nonces, metrics: services.metrics).endpoints)
     router.addRoutes(HealthController(store: services.readiness).endpoints, atPath: "health")
     if let authorization = services.authorization {
         let controller = AuthorizationController(
@@ -70,6 +73,16 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
         IssuerLoginController(service: issuerLogin, sessions: services.sessions).addAdmin(to: admin)
     }
     if let custom = services.customRegistration { CustomRegistrationController(service: custom).addAdmin(to: admin) }
+    if let metrics = services.metrics {
+        // Prometheus scrapes with an admin token (`Authorization: Bearer`).
+        router.group("metrics")
+            .add(
+                middleware: AdminAuthenticatorMiddleware(
+                    admins: services.adminAuthenticator, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now))
+            )
+            .group(context: AdminContext.self)
+            .get { _, _ -> Response in metrics.response() }
+    }
     methods.record(router.routes)
     return router
 }

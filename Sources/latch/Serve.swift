@@ -51,10 +51,18 @@ struct Serve: AsyncParsableCommand {
         if let database { extra["database.url"] = .string(database) }
         let configuration = try await deployment.load(extra: extra)
         let level = configuration.logLevel
+        let format = configuration.logFormat
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+            switch format {
+            case .text:
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            case .json:
+                var handler = JSONLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
         }
         let logger = Logger(label: "latch")
         let latch = try await buildLatch(configuration: configuration, logger: logger) { port in

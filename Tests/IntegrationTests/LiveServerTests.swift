@@ -253,6 +253,37 @@ struct LiveServerTests {
         #expect(readme.contains("```swift\n" + example + "```"))
     }
 
+    @Test("Metrics: GET /metrics needs an admin token on the main port; metrics.port serves it without one, on loopback; log.format=json writes one JSON object per line")
+    func metricsPortAndJSONLogs() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let metricsPort = try freePort()
+        let server = try LatchServer(
+            dataDirectory: directory.path + "/data", port: try freePort(),
+            environment: ["LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH_METRICS_PORT": String(metricsPort), "LATCH_LOG_FORMAT": "json", "LATCH_LOG_LEVEL": "info"])
+        try await server.waitUntilListening()
+        _ = try await http("GET", server.base + "/.well-known/openid-configuration")
+        let (unauthorized, _) = try await http("GET", server.base + "/metrics")
+        #expect(unauthorized == 401)
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(metricsPort)/metrics")!)
+        request.httpMethod = "GET"
+        var text = ""
+        for _ in 0..<100 {
+            if let (data, response) = try? await URLSession.shared.data(for: request), (response as? HTTPURLResponse)?.statusCode == 200 {
+                text = String(decoding: data, as: UTF8.self)
+                break
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(text.contains(#"latch_http_requests_total{route="/.well-known/openid-configuration",method="GET",status="200"} 1"#), "\(text.prefix(2000))")
+        #expect(text.contains("process_resident_memory_bytes"))
+        _ = try await server.terminate()
+        // Every log line the server wrote is a JSON object (the start line for scripts goes to standard output).
+        let lines = server.log.split(separator: "\n").filter { $0.hasPrefix("{") }
+        #expect(lines.count >= 2, "\(server.log.prefix(2000))")
+        for line in lines { #expect((try? JSONValue.parse(Data(line.utf8)))?.objectValue?["level"] != nil, "\(line)") }
+    }
+
     @Test("The CLI admin commands work against a live server, with stable exit codes")
     func adminCLI() async throws {
         let directory = TemporaryDirectory()

@@ -36,6 +36,9 @@ public struct LatchError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { "\(code.rawValue): \(message)" + (detail.map { " (\($0))" } ?? "") }
 
+    /// The `detail` of the refusal that detected refresh-token reuse (metrics count it apart from other refusals).
+    public static let reuseDetectedDetail = "refresh token reuse detected"
+
     // MARK: Factories
 
     public static func invalidRequest(_ message: String) -> LatchError { .init(.invalidRequest, message) }

@@ -9,14 +9,27 @@ struct OAuthController {
     let revocation: TokenRevocation
     let sessions: SessionService
     let clients: ClientRegistry
+    /// Counts token answers by grant type and outcome, when metrics are on.
+    var metrics: LatchMetrics?
 
     /// Token and revocation: form-encoded, errors in RFC 6749 form, never cached.
     var endpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
         routes.post("token") { request, _ -> Response in
             let form = try await request.formParameters(repeatable: TokenEndpoint.repeatableParameters)
-            let response = try await tokens.exchange(
-                form.single, repeated: form.repeated, bearer: request.accessToken?.1, dpopHeaders: request.dpopProofs)
+            // A grant type this server serves, else `other`: clients cannot mint series.
+            let grantType = form.single["grant_type"].flatMap { tokens.grantTypes.contains($0) ? $0 : nil } ?? "other"
+            let response: TokenResponse
+            do {
+                response = try await tokens.exchange(form.single, repeated: form.repeated, bearer: request.accessToken?.1, dpopHeaders: request.dpopProofs)
+            } catch {
+                let refusal = error as? LatchError
+                metrics?.tokenRequest(
+                    grantType: grantType,
+                    outcome: refusal?.detail == LatchError.reuseDetectedDetail ? "reuse_detected" : refusal?.code.rawValue ?? "unavailable")
+                throw error
+            }
+            metrics?.tokenRequest(grantType: grantType, outcome: "ok")
             var answer = JSONResponse.make(bytes: Self.serialize(response))
             // RFC 9449 §8.2: a fresh nonce with each answer, so the client's next proof needs no extra round trip.
             if let dpop = tokens.dpop, dpop.settings.requireNonce { answer.headers[.dpopNonce] = dpop.nonces.current() }

@@ -6,12 +6,23 @@ import LatchModel
 struct RegistrationController {
     let registration: RegistrationService
     let nonces: SignInNonces
+    /// Counts registrations by proof type and outcome, when metrics are on.
+    var metrics: LatchMetrics?
 
     var endpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
         routes.post("registrations") { request, _ -> Response in
             let body = try await request.decodeJSON(RegistrationRequest.self)
-            return try JSONResponse.make(try await registration.register(body), status: .created)
+            // A proof type this server serves, else `other` (`challengeType` is any string on the wire).
+            let proofType = registration.proofTypes.contains(body.challengeType.rawValue) ? body.challengeType.rawValue : "other"
+            do {
+                let answer = try JSONResponse.make(try await registration.register(body), status: .created)
+                metrics?.registration(proofType: proofType, outcome: "ok")
+                return answer
+            } catch {
+                metrics?.registration(proofType: proofType, outcome: (error as? LatchError)?.code.rawValue ?? "unavailable")
+                throw error
+            }
         }
         routes.post("registrations/challenge") { request, _ -> Response in
             let body = try await request.decodeJSON(RegistrationChallengeRequest.self)

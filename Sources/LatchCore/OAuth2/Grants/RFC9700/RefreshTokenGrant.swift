@@ -64,7 +64,7 @@ public struct RefreshTokenGrant: TokenGrant {
                 request.dpop == nil ? "this refresh token is bound to a DPoP key: send a proof of it" : "this refresh token is bound to another DPoP key")
         case .reuseDetected:
             logger.warning("refresh token reuse: family revoked", metadata: ["sid": "\(session.id)", "user": "\(session.userID)"])
-            throw LatchError.invalidGrant("the refresh token was already used; the session is revoked")
+            throw LatchError.invalidGrant("the refresh token was already used; the session is revoked", detail: LatchError.reuseDetectedDetail)
         }
     }
 }

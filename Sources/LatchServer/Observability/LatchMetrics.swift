@@ -1,0 +1,128 @@
+import CoreMetrics
+import Foundation
+import Hummingbird
+import NIOCore
+import Prometheus
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The deployment's metrics: swift-metrics instruments made by a factory of its own (never the process-global one,
+/// so several deployments — tests, replicas in one process — keep separate counts), kept in a swift-prometheus
+/// registry and rendered in the Prometheus text format at `GET /metrics`.
+///
+/// Label values come from closed sets only (route templates, methods, statuses, grant types, error codes), so the
+/// number of series is bounded whatever clients send.
+public final class LatchMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    let factory: PrometheusMetricsFactory
+    private let counters = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let timers = Mutex<[String: CoreMetrics.Timer]>([:])
+    let started = Date()
+
+    /// Request-duration buckets, seconds: 0.5 ms … 10 s.
+    static let durationBuckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+        .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10),
+    ]
+
+    public init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = Self.durationBuckets
+        self.factory = factory
+    }
+
+    func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
+        let key = label + "|" + dimensions.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
+        if let counter = counters.withLock({ $0[key] }) { return counter }
+        let counter = CoreMetrics.Counter(label: label, dimensions: dimensions, factory: factory)
+        return counters.withLock { cache in
+            if let existing = cache[key] { return existing }
+            cache[key] = counter
+            return counter
+        }
+    }
+
+    func timer(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {
+        let key = label + "|" + dimensions.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
+        if let timer = timers.withLock({ $0[key] }) { return timer }
+        let timer = CoreMetrics.Timer(label: label, dimensions: dimensions, factory: factory)
+        return timers.withLock { cache in
+            if let existing = cache[key] { return existing }
+            cache[key] = timer
+            return timer
+        }
+    }
+
+    /// One answered HTTP request: `latch_http_requests_total` and `latch_http_request_duration_seconds` by route
+    /// template, method and status.
+    func request(route: String, method: String, status: Int, nanoseconds: Int64) {
+        let dimensions = [("route", route), ("method", method), ("status", String(status))]
+        counter("latch_http_requests_total", dimensions).increment()
+        timer("latch_http_request_duration_seconds", [("route", route), ("method", method)]).recordNanoseconds(nanoseconds)
+    }
+
+    /// One token-endpoint answer: `latch_token_requests_total` by grant type and outcome (`ok` or the error code).
+    func tokenRequest(grantType: String, outcome: String) {
+        counter("latch_token_requests_total", [("grant_type", grantType), ("outcome", outcome)]).increment()
+    }
+
+    /// One registration answer: `latch_registrations_total` by proof type (`challengeType`) and outcome.
+    func registration(proofType: String, outcome: String) {
+        counter("latch_registrations_total", [("proof_type", proofType), ("outcome", outcome)]).increment()
+    }
+
+    /// The Prometheus text exposition, with the process gauges read now.
+    public func render() -> [UInt8] {
+        updateProcessGauges()
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(16 * 1024)
+        registry.emit(into: &buffer)
+        return buffer
+    }
+
+    /// The answer of `GET /metrics` (on the main port with an admin token, or on `metrics.port`).
+    public func response() -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: render())))
+    }
+
+    /// A router serving only `GET /metrics`, unauthenticated: for `metrics.port`, bound to loopback by default.
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.get("metrics") { _, _ -> Response in self.response() }
+        return router
+    }
+
+    /// `process_resident_memory_bytes`, `process_cpu_seconds_total` (from `/proc/self/stat` on Linux) and
+    /// `process_start_time_seconds`, named as Prometheus's own clients name them.
+    func updateProcessGauges() {
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "process", metricName: "start_time", unitName: "seconds", helpText: "Start time of the process since the Unix epoch, seconds.")
+        ).set(started.timeIntervalSince1970)
+        #if os(Linux)
+        guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return }
+        // Fields after the command name: state is field 3; utime 14, stime 15, rss 24 (in pages).
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 22, let utime = Double(fields[11]), let stime = Double(fields[12]), let rss = Double(fields[21]) else { return }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let page = Double(sysconf(Int32(_SC_PAGESIZE)))
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "process", metricName: "cpu_seconds", unitName: "total", helpText: "User and system CPU time spent, seconds.")
+        ).set((utime + stime) / ticks)
+        registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "process", metricName: "resident_memory", unitName: "bytes", helpText: "Resident memory size, bytes.")
+        ).set(rss * page)
+        #endif
+    }
+}
