@@ -20,8 +20,6 @@ import Darwin
 public final class LatchMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     let factory: PrometheusMetricsFactory
-    private let counters = Mutex<[String: CoreMetrics.Counter]>([:])
-    private let timers = Mutex<[String: CoreMetrics.Timer]>([:])
     let started = Date()
 
     /// Request-duration buckets, seconds: 0.5 ms … 10 s.
@@ -36,44 +34,70 @@ public final class LatchMetrics: Sendable {
         self.factory = factory
     }
 
-    func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
-        let key = label + "|" + dimensions.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
-        if let counter = counters.withLock({ $0[key] }) { return counter }
-        let counter = CoreMetrics.Counter(label: label, dimensions: dimensions, factory: factory)
-        return counters.withLock { cache in
-            if let existing = cache[key] { return existing }
-            cache[key] = counter
-            return counter
-        }
+    /// The instruments of one (route, method, status): found by one lookup per request; the timer is per (route, method).
+    struct RequestKey: Hashable {
+        var route: String
+        var method: String
+        var status: Int
     }
 
-    func timer(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Timer {
-        let key = label + "|" + dimensions.map { "\($0.0)=\($0.1)" }.joined(separator: ",")
-        if let timer = timers.withLock({ $0[key] }) { return timer }
-        let timer = CoreMetrics.Timer(label: label, dimensions: dimensions, factory: factory)
-        return timers.withLock { cache in
-            if let existing = cache[key] { return existing }
-            cache[key] = timer
-            return timer
-        }
+    struct RequestInstruments {
+        let counter: CoreMetrics.Counter
+        let timer: CoreMetrics.Timer
     }
+
+    struct PairKey: Hashable {
+        var first: String
+        var second: String
+    }
+
+    private let requestInstruments = Mutex<[RequestKey: RequestInstruments]>([:])
+    private let tokenCounters = Mutex<[PairKey: CoreMetrics.Counter]>([:])
+    private let registrationCounters = Mutex<[PairKey: CoreMetrics.Counter]>([:])
 
     /// One answered HTTP request: `latch_http_requests_total` and `latch_http_request_duration_seconds` by route
     /// template, method and status.
-    func request(route: String, method: String, status: Int, nanoseconds: Int64) {
-        let dimensions = [("route", route), ("method", method), ("status", String(status))]
-        counter("latch_http_requests_total", dimensions).increment()
-        timer("latch_http_request_duration_seconds", [("route", route), ("method", method)]).recordNanoseconds(nanoseconds)
+    public func request(route: String, method: String, status: Int, nanoseconds: Int64) {
+        let key = RequestKey(route: route, method: method, status: status)
+        let instruments =
+            requestInstruments.withLock { $0[key] }
+            ?? {
+                let made = RequestInstruments(
+                    counter: CoreMetrics.Counter(
+                        label: "latch_http_requests_total", dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory),
+                    timer: CoreMetrics.Timer(label: "latch_http_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory))
+                return requestInstruments.withLock { cache in
+                    if let existing = cache[key] { return existing }
+                    cache[key] = made
+                    return made
+                }
+            }()
+        instruments.counter.increment()
+        instruments.timer.recordNanoseconds(nanoseconds)
+    }
+
+    /// A counter of `label` for one pair of label values, made once.
+    func pairCounter(_ cache: borrowing Mutex<[PairKey: CoreMetrics.Counter]>, _ label: String, _ names: (String, String), _ values: (String, String))
+        -> CoreMetrics.Counter
+    {
+        let key = PairKey(first: values.0, second: values.1)
+        if let counter = cache.withLock({ $0[key] }) { return counter }
+        let made = CoreMetrics.Counter(label: label, dimensions: [(names.0, values.0), (names.1, values.1)], factory: factory)
+        return cache.withLock { cache in
+            if let existing = cache[key] { return existing }
+            cache[key] = made
+            return made
+        }
     }
 
     /// One token-endpoint answer: `latch_token_requests_total` by grant type and outcome (`ok` or the error code).
-    func tokenRequest(grantType: String, outcome: String) {
-        counter("latch_token_requests_total", [("grant_type", grantType), ("outcome", outcome)]).increment()
+    public func tokenRequest(grantType: String, outcome: String) {
+        pairCounter(tokenCounters, "latch_token_requests_total", ("grant_type", "outcome"), (grantType, outcome)).increment()
     }
 
     /// One registration answer: `latch_registrations_total` by proof type (`challengeType`) and outcome.
     func registration(proofType: String, outcome: String) {
-        counter("latch_registrations_total", [("proof_type", proofType), ("outcome", outcome)]).increment()
+        pairCounter(registrationCounters, "latch_registrations_total", ("proof_type", "outcome"), (proofType, outcome)).increment()
     }
 
     /// The Prometheus text exposition, with the process gauges read now.
@@ -83,6 +107,22 @@ public final class LatchMetrics: Sendable {
         buffer.reserveCapacity(16 * 1024)
         registry.emit(into: &buffer)
         return buffer
+    }
+
+    /// What recording costs on one thread: nanoseconds to count and time one request and count its token answer, over
+    /// `iterations` requests spread across a few routes and outcomes (for `latch bench`).
+    public static func recordingCost(iterations: Int = 200_000) -> Double {
+        let metrics = LatchMetrics()
+        let routes = ["/oauth2/token", "/v1/sign-in/challenge", "/oauth2/userinfo", "/v1/registrations"]
+        let outcomes = ["ok", "ok", "ok", "invalid_grant"]
+        let start = ContinuousClock.now
+        for index in 0..<iterations {
+            metrics.request(route: routes[index & 3], method: "POST", status: 200, nanoseconds: Int64(100_000 + index & 0xFFFF))
+            metrics.tokenRequest(grantType: "refresh_token", outcome: outcomes[index & 3])
+        }
+        let elapsed = ContinuousClock.now - start
+        let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+        return nanoseconds / Double(max(1, iterations))
     }
 
     /// The answer of `GET /metrics` (on the main port with an admin token, or on `metrics.port`).

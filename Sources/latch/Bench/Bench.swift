@@ -52,6 +52,9 @@ struct Bench: ParsableCommand {
         print("Latch benchmark — \(buildKind), \(cores) cores, \(storeName), \(connections) connections, \(Int(duration)) s per scenario")
         print(String(format: "crypto, one thread: ES256 sign %.0f/s, verify %.0f/s; RS256 verify %.0f/s, sign %.0f/s; SHA-256(token) %.1fM/s",
                      crypto.es256Sign, crypto.es256Verify, crypto.rs256Verify, crypto.rs256Sign, crypto.sha256 / 1e6))
+        print(String(
+            format: "metrics, one thread: %.2f µs to count and time a request and count its token answer (the server records them unless LATCH_METRICS_ENABLED=false)",
+            LatchMetrics.recordingCost() / 1000))
 
         let directory = NSTemporaryDirectory() + "latch-bench-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
