@@ -135,7 +135,11 @@ public struct LatchDeployment: Sendable {
                 random: random, sealer: sealer, evidenceApps: evidenceApps, logger: logger),
             adminAuthenticator: adminAuthenticator, readiness: store)
         services.clock = clock
-        if configuration.metricsEnabled { services.metrics = LatchMetrics() }
+        if configuration.metricsEnabled {
+            let metrics = LatchMetrics()
+            services.metrics = metrics
+            (store as? any ObservableStore)?.observers.set(metrics)
+        }
         services.fido = fido
         services.issuerLogin = issuerLogin
         let hookPolicy = HookAddressPolicy(allowPrivateAddresses: configuration.hooksAllowPrivateAddresses)

@@ -17,6 +17,8 @@ public final class PostgresStore: Sendable {
     let client: PostgresClient
     let logger: Logger
     let operationTimeout: Duration
+    /// Told of every unit of work's commit (its time) and every write the database refused to do.
+    public let observers = StoreObservers()
 
     /// A store on `url` (`postgres://user:password@host:port/database[?sslmode=…&sslrootcert=…]`). Nothing is
     /// sent until ``run()`` runs; then ``prepare()`` checks the database and applies migrations.
@@ -277,3 +279,5 @@ final class Once<T: Sendable>: @unchecked Sendable {
         return true
     }
 }
+
+extension PostgresStore: ObservableStore {}

@@ -71,6 +71,8 @@ extension PostgresStore: UnitOfWork {
         let result = body(transaction)
         let steps = transaction.steps
         guard !steps.isEmpty else { return result }
+        let started = ContinuousClock.now
+        let observer = observers.observer
         do {
             if steps.count == 1, steps[0].statements == 1 {
                 // One statement is atomic on its own: no BEGIN / COMMIT round trips.
@@ -86,6 +88,13 @@ extension PostgresStore: UnitOfWork {
             }
         } catch let refused as RefusedUnit {
             throw refused.refusal
+        } catch let error as StoreUnavailableError {
+            observer?.failed("write")
+            throw error
+        }
+        if let observer {
+            let elapsed = ContinuousClock.now - started
+            observer.committed(units: 1, nanoseconds: elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
         }
         return result
     }

@@ -119,3 +119,8 @@ extension SQLiteStore {
     /// The migration names this store applies, in order.
     public static var migrationNames: [String] { Migrations.all.map(\.name) }
 }
+
+extension SQLiteStore: ObservableStore {
+    /// Told of every group commit (its size and time) and every failed one.
+    public var observers: StoreObservers { writer.observers }
+}

@@ -831,3 +831,17 @@ public final class InMemoryStore: LatchStore {
         }
     }
 }
+
+/// A ``StoreObserver`` that remembers what it was told (for the stores' tests).
+public final class RecordingStoreObserver: StoreObserver {
+    private let state = Mutex<(commits: [Int], failures: [String])>(([], []))
+
+    public init() {}
+
+    public func committed(units: Int, nanoseconds: Int64) { state.withLock { $0.commits.append(units) } }
+    public func failed(_ operation: String) { state.withLock { $0.failures.append(operation) } }
+
+    /// Units of work per commit, in order.
+    public var commits: [Int] { state.withLock { $0.commits } }
+    public var failures: [String] { state.withLock { $0.failures } }
+}

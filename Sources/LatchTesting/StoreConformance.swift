@@ -1296,6 +1296,19 @@ public enum StoreConformance {
             let unspent = try await (0..<10).asyncCount { try await replica.consume(.jti("state-\($0)", issuer: "latch:upstream-state", until: 500)) }
             #expect(unspent == 9)
         },
+        Check(name: "observers: every durable commit is reported with its units of work (SQLite: group commits of several; PostgreSQL: one each)") { store, _ in
+            guard let observable = store as? any ObservableStore else { return }
+            let observer = RecordingStoreObserver()
+            observable.observers.set(observer)
+            defer { observable.observers.set(nil) }
+            await withTaskGroup(of: Void.self) { group in
+                for index in 0..<20 { group.addTask { _ = try? await store.consume(.jti("observed-\(index)", issuer: "t", until: 9)) } }
+            }
+            // SQLite folds concurrent writes into group commits (each a savepoint in one transaction); PostgreSQL commits each.
+            #expect(observer.commits.reduce(0, +) == 20, "\(observer.commits)")
+            #expect(observer.commits.allSatisfy { $0 >= 1 })
+            #expect(observer.failures.isEmpty)
+        },
     ]
 }
 

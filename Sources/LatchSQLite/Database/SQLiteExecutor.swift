@@ -32,6 +32,8 @@ final class SQLiteExecutor: @unchecked Sendable {
     private var stopping = false
     private var running = 0
     private let maximumBatch: Int
+    /// Told of every group commit and failed commit.
+    let observers = StoreObservers()
     private let exited = DispatchGroup()
 
     /// Starts the thread; its connection is made on it by `open`.
@@ -119,9 +121,12 @@ final class SQLiteExecutor: @unchecked Sendable {
     }
 
     private func commit(_ batch: [SQLiteJob], on handle: SQLiteHandle) {
+        let started = ContinuousClock.now
+        let observer = observers.observer
         do {
             try handle.run("BEGIN IMMEDIATE")
         } catch {
+            observer?.failed("commit")
             for job in batch { job.finish(StoreUnavailableError("cannot begin a transaction: \(error)")) }
             return
         }
@@ -138,6 +143,7 @@ final class SQLiteExecutor: @unchecked Sendable {
             } catch {
                 // The transaction itself is broken: give up on the whole batch.
                 _ = try? handle.run("ROLLBACK")
+                observer?.failed("commit")
                 for job in batch { job.finish(StoreUnavailableError("transaction failed: \(error)")) }
                 return
             }
@@ -146,8 +152,13 @@ final class SQLiteExecutor: @unchecked Sendable {
             try handle.run("COMMIT")
         } catch {
             _ = try? handle.run("ROLLBACK")
+            observer?.failed("commit")
             for job in batch { job.finish(StoreUnavailableError("commit failed: \(error)")) }
             return
+        }
+        if let observer {
+            let elapsed = ContinuousClock.now - started
+            observer.committed(units: batch.count, nanoseconds: elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
         }
         for job in batch { job.finish(job.error) }
     }

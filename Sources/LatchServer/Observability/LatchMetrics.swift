@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import Hummingbird
+import LatchCore
 import NIOCore
 import Prometheus
 import Synchronization
@@ -17,7 +18,7 @@ import Darwin
 ///
 /// Label values come from closed sets only (route templates, methods, statuses, grant types, error codes), so the
 /// number of series is bounded whatever clients send.
-public final class LatchMetrics: Sendable {
+public final class LatchMetrics: StoreObserver, Sendable {
     let registry = PrometheusCollectorRegistry()
     let factory: PrometheusMetricsFactory
     let started = Date()
@@ -28,10 +29,42 @@ public final class LatchMetrics: Sendable {
         .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(10),
     ]
 
+    /// Units of work per commit (SQLite group commit: how many writes one fsync carried).
+    static let unitBuckets: [Double] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
+
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = Self.durationBuckets
+        factory.valueHistogramBuckets["latch_store_commit_units"] = Self.unitBuckets
         self.factory = factory
+        commitUnits = Recorder(label: "latch_store_commit_units", dimensions: [], aggregate: true, factory: factory)
+        commitDuration = CoreMetrics.Timer(label: "latch_store_commit_duration_seconds", dimensions: [], factory: factory)
+    }
+
+    let commitUnits: Recorder
+    let commitDuration: CoreMetrics.Timer
+    private let storeErrors = Mutex<[String: CoreMetrics.Counter]>([:])
+
+    /// A durable commit: `latch_store_commit_duration_seconds` and `latch_store_commit_units` (SQLite: the group
+    /// commit's size).
+    public func committed(units: Int, nanoseconds: Int64) {
+        commitUnits.record(units)
+        commitDuration.recordNanoseconds(nanoseconds)
+    }
+
+    /// `latch_store_errors_total{operation}`: the store was unavailable.
+    public func failed(_ operation: String) {
+        let counter =
+            storeErrors.withLock { $0[operation] }
+            ?? {
+                let made = CoreMetrics.Counter(label: "latch_store_errors_total", dimensions: [("operation", operation)], factory: factory)
+                return storeErrors.withLock { cache in
+                    if let existing = cache[operation] { return existing }
+                    cache[operation] = made
+                    return made
+                }
+            }()
+        counter.increment()
     }
 
     /// The instruments of one (route, method, status): found by one lookup per request; the timer is per (route, method).
