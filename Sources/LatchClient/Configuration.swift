@@ -8,7 +8,9 @@ import Foundation
 /// ```
 ///
 /// `"dpop": false` (absent: `true`) stops the client from binding new sessions to a key (RFC 9449 DPoP, see
-/// ``dpop``).
+/// ``dpop``). Browser sign-in reads `"federatedSignInRedirectURI"` and `"federatedSignOutRedirectURI"` (the app's URL
+/// scheme or claimed link, registered for the client), so that ``UserClient/federatedSignInURL(redirectURI:idpHint:prompt:loginHint:maxAge:scope:)``
+/// needs no argument.
 public struct LatchClientConfiguration: Codable, Sendable, Hashable {
     /// The deployment's base URL (its issuer).
     public var serverURL: URL
@@ -23,15 +25,22 @@ public struct LatchClientConfiguration: Codable, Sendable, Hashable {
     /// makes and keeps in the key store. A session bound earlier keeps proving its key when this is `false` — a
     /// bound token is useless without its proofs.
     public var dpop: Bool
+    /// Browser sign-in: where the browser comes back after signing in (registered in the client's `redirectUris`).
+    public var federatedSignInRedirectURI: String?
+    /// Browser sign-out: where it comes back after signing out (registered in `postLogoutRedirectUris`).
+    public var federatedSignOutRedirectURI: String?
 
     public init(
-        serverURL: URL, clientId: String = "default", audience: String = "identity-service", namespace: String? = nil, dpop: Bool = true
+        serverURL: URL, clientId: String = "default", audience: String = "identity-service", namespace: String? = nil, dpop: Bool = true,
+        federatedSignInRedirectURI: String? = nil, federatedSignOutRedirectURI: String? = nil
     ) {
         self.serverURL = serverURL
         self.clientId = clientId
         self.audience = audience
         self.namespace = namespace ?? clientId
         self.dpop = dpop
+        self.federatedSignInRedirectURI = federatedSignInRedirectURI
+        self.federatedSignOutRedirectURI = federatedSignOutRedirectURI
     }
 
     /// Reads a configuration file; throws `UserClientError.invalidConfiguration` naming the problem.
@@ -62,7 +71,7 @@ public struct LatchClientConfiguration: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case serverURL, clientId, audience, namespace, dpop
+        case serverURL, clientId, audience, namespace, dpop, federatedSignInRedirectURI, federatedSignOutRedirectURI
     }
 
     public init(from decoder: any Decoder) throws {
@@ -72,5 +81,7 @@ public struct LatchClientConfiguration: Codable, Sendable, Hashable {
         audience = try container.decodeIfPresent(String.self, forKey: .audience) ?? "identity-service"
         namespace = try container.decodeIfPresent(String.self, forKey: .namespace) ?? clientId
         dpop = try container.decodeIfPresent(Bool.self, forKey: .dpop) ?? true
+        federatedSignInRedirectURI = try container.decodeIfPresent(String.self, forKey: .federatedSignInRedirectURI)
+        federatedSignOutRedirectURI = try container.decodeIfPresent(String.self, forKey: .federatedSignOutRedirectURI)
     }
 }

@@ -39,7 +39,7 @@ extension UserClient {
     /// ``processFederatedSignInTokens(url:)`` (a later call replaces them: one browser sign-in at a time).
     ///
     /// - Parameters:
-    ///   - redirectURI: where the browser comes back; registered exactly for the client (`PATCH /admin/v1/clients/{id}`
+    ///   - redirectURI: where the browser comes back (default: the configuration's `federatedSignInRedirectURI`); registered exactly for the client (`PATCH /admin/v1/clients/{id}`
     ///     `redirectUris`) — a private-use scheme (`com.example.app:/callback`), a claimed https link, or a loopback
     ///     `http://127.0.0.1/…` (any port matches, RFC 8252 §7.3).
     ///   - idpHint: the upstream identity provider to go to (its id), skipping Latch's chooser.
@@ -49,9 +49,12 @@ extension UserClient {
     ///   - maxAge: the most seconds since the user's last sign-in at the upstream that a web session may reuse.
     ///   - scope: space-separated; must include `openid`.
     public func federatedSignInURL(
-        redirectURI: String, idpHint: String? = nil, prompt: String? = nil, loginHint: String? = nil, maxAge: Int? = nil,
+        redirectURI: String? = nil, idpHint: String? = nil, prompt: String? = nil, loginHint: String? = nil, maxAge: Int? = nil,
         scope: String = "openid profile offline_access"
     ) async throws(UserClientError) -> URL {
+        guard let redirectURI = redirectURI ?? configuration.federatedSignInRedirectURI else {
+            throw .invalidConfiguration("no redirect URI: pass one, or set federatedSignInRedirectURI in the client configuration")
+        }
         guard !redirectURI.isEmpty, URL(string: redirectURI)?.scheme != nil else { throw .invalidInput("the redirect URI must be an absolute URI") }
         guard scope.split(separator: " ").contains("openid") else { throw .invalidInput("the scope must include openid") }
         let discovery = try await discoveryDocument()
@@ -183,7 +186,10 @@ extension UserClient {
     /// - Parameters:
     ///   - postLogoutRedirectURI: registered exactly for the client (`postLogoutRedirectUris`).
     ///   - state: echoed back on the redirect.
-    public func federatedSignOutURL(postLogoutRedirectURI: String, state: String? = nil) async throws(UserClientError) -> URL {
+    public func federatedSignOutURL(postLogoutRedirectURI: String? = nil, state: String? = nil) async throws(UserClientError) -> URL {
+        guard let postLogoutRedirectURI = postLogoutRedirectURI ?? configuration.federatedSignOutRedirectURI else {
+            throw .invalidConfiguration("no post-logout redirect URI: pass one, or set federatedSignOutRedirectURI in the client configuration")
+        }
         let discovery = try await discoveryDocument()
         guard let endpoint = discovery["end_session_endpoint"]?.stringValue, var components = URLComponents(string: endpoint) else {
             throw .invalidConfiguration("the server does not offer browser sign-out (no end_session_endpoint)")

@@ -22,8 +22,11 @@ extension UserClient {
     @MainActor
     @discardableResult
     public func presentFederatedSignInUI(
-        anchor: ASPresentationAnchor, redirectURI: String, idpHint: String? = nil, prompt: String? = nil, loginHint: String? = nil
+        anchor: ASPresentationAnchor, redirectURI: String? = nil, idpHint: String? = nil, prompt: String? = nil, loginHint: String? = nil
     ) async throws(UserClientError) -> AuthenticationTokens {
+        guard let redirectURI = redirectURI ?? configuration.federatedSignInRedirectURI else {
+            throw .invalidConfiguration("no redirect URI: pass one, or set federatedSignInRedirectURI in the client configuration")
+        }
         let callback = try Self.webAuthenticationCallback(redirectURI)
         let url = try await federatedSignInURL(redirectURI: redirectURI, idpHint: idpHint, prompt: prompt, loginHint: loginHint)
         let answer: URL
@@ -45,7 +48,10 @@ extension UserClient {
     ///   ``UserClientError/federatedSignInStateMismatch`` when the redirect does not carry the request's `state`.
     @available(iOS 17.4, macOS 14.4, visionOS 1.1, *)
     @MainActor
-    public func presentFederatedSignOutUI(anchor: ASPresentationAnchor, postLogoutRedirectURI: String) async throws(UserClientError) {
+    public func presentFederatedSignOutUI(anchor: ASPresentationAnchor, postLogoutRedirectURI: String? = nil) async throws(UserClientError) {
+        guard let postLogoutRedirectURI = postLogoutRedirectURI ?? configuration.federatedSignOutRedirectURI else {
+            throw .invalidConfiguration("no post-logout redirect URI: pass one, or set federatedSignOutRedirectURI in the client configuration")
+        }
         let callback = try Self.webAuthenticationCallback(postLogoutRedirectURI)
         let state = Self.randomToken(16)
         let url = try await federatedSignOutURL(postLogoutRedirectURI: postLogoutRedirectURI, state: state)

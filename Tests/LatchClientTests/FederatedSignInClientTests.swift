@@ -28,9 +28,10 @@ struct FederatedSignInClientTests {
         }
     }
 
-    static func client(_ latch: LiveLatch, dpop: Bool = true, keyStore: any KeyStore = InMemoryKeyStore()) throws -> UserClient {
+    static func client(_ latch: LiveLatch, dpop: Bool = true, keyStore: any KeyStore = InMemoryKeyStore(), redirect: String? = nil) throws -> UserClient {
         var configuration = latch.configuration()
         configuration.dpop = dpop
+        configuration.federatedSignInRedirectURI = redirect
         return try UserClient(configuration: configuration, keyStore: keyStore)
     }
 
@@ -210,11 +211,18 @@ struct FederatedSignInClientTests {
         }
     }
 
-    @Test("SDK: a browser sign-in survives a restart of the app (the pending request is in the key store)")
+    @Test("SDK: a browser sign-in survives a restart of the app (the pending request is in the key store); federatedSignInURL() takes the redirect URI from the configuration")
     func survivesRestart() async throws {
         try await FederatedLatch.run { federated in
             let keyStore = InMemoryKeyStore()
-            let url = try await Self.client(federated.latch, keyStore: keyStore).federatedSignInURL(redirectURI: FederatedLatch.appRedirect)
+            do {
+                _ = try await Self.client(federated.latch).federatedSignInURL()
+                Issue.record("a sign-in URL without any redirect URI")
+            } catch {
+                if case UserClientError.invalidConfiguration? = error as? UserClientError {} else { Issue.record("\(error)") }
+            }
+            let url = try await Self.client(federated.latch, keyStore: keyStore, redirect: FederatedLatch.appRedirect).federatedSignInURL()
+            #expect(Self.query(url)["redirect_uri"] == FederatedLatch.appRedirect)
             let redirect = try await federated.browser().signInThrough(url)
             let restarted = try Self.client(federated.latch, keyStore: keyStore)
             #expect(await restarted.hasPendingFederatedSignIn())
