@@ -49,7 +49,7 @@ struct FederationPrimitivesTests {
         #expect(PKCE.isChallenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"))
         #expect(!PKCE.isChallenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-c"))
         #expect(!PKCE.isChallenge("E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-c="))
-        #expect(PKCE.constantTimeEqual("abc", "abc") && !PKCE.constantTimeEqual("abc", "abd") && !PKCE.constantTimeEqual("abc", "ab"))
+        #expect(Secrets.constantTimeEquals("abc", "abc") && !Secrets.constantTimeEquals("abc", "abd") && !Secrets.constantTimeEquals("abc", "ab"))
     }
 
     @Test("Redirect URIs: exact match, loopback http with any port (RFC 8252 §7.3); what an admin may register")

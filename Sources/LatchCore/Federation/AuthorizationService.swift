@@ -342,7 +342,7 @@ public struct AuthorizationService: Sendable {
         else {
             return Self.errorPage(.invalidAuthorizationState, "This sign-in has expired or was not started here. Go back to the app and start again.")
         }
-        guard let binding = cookies[BrowserCookie.binding], PKCE.constantTimeEqual(PKCE.hashHex(binding), state.binding) else {
+        guard let binding = cookies[BrowserCookie.binding], Secrets.constantTimeEquals(PKCE.hashHex(binding), state.binding) else {
             return Self.errorPage(.invalidAuthorizationState, "This sign-in was started in another browser. Go back to the app and start again.")
         }
         let request = state.request
@@ -454,7 +454,7 @@ public struct AuthorizationService: Sendable {
     /// The username from the upstream's claims: a string of 1–255 printable bytes.
     static func username(_ identity: UpstreamIdentity, claim: String) -> String? {
         let value = claim == "sub" ? identity.subject : identity.claims[claim]?.stringValue
-        guard let value, !value.isEmpty, value.utf8.count <= 255, value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
+        guard let value, !value.isEmpty, value.utf8.count <= 255, !value.containsControlCharacters else {
             return nil
         }
         return value
@@ -539,7 +539,7 @@ public struct AuthorizationService: Sendable {
             return .page(.confirmSignOut(fields: fields, csrf: csrfToken(webSessionID: webSession.id)))
         }
         if confirmed {
-            guard let webSession, let csrf = parameters["csrf"], PKCE.constantTimeEqual(csrf, csrfToken(webSessionID: webSession.id)) else {
+            guard let webSession, let csrf = parameters["csrf"], Secrets.constantTimeEquals(csrf, csrfToken(webSessionID: webSession.id)) else {
                 return Self.errorPage(.invalidRequest, "This sign-out form has expired. Nothing was changed.")
             }
         }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LatchAttestation
 import LatchJOSE
 import LatchModel
 
@@ -74,17 +75,5 @@ public enum PKCE {
     }
 
     /// SHA-256 of `value`, lowercase hex: how cookies' secrets are stored and compared.
-    public static func hashHex(_ value: String) -> String {
-        SHA256.hash(data: Data(value.utf8)).map { String(format: "%02x", $0) }.joined()
-    }
-
-    /// Constant-time equality of two strings' bytes.
-    public static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8)
-        let y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var difference: UInt8 = 0
-        for index in x.indices { difference |= x[index] ^ y[index] }
-        return difference == 0
-    }
+    public static func hashHex(_ value: String) -> String { Hex.encode(Secrets.hash(value)) }
 }

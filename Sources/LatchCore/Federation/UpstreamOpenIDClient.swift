@@ -249,7 +249,7 @@ public final class UpstreamOpenIDClient: Sendable {
             throw Self.invalidToken("the ID token's iat is missing or in the future")
         }
         // Step 5.
-        guard let tokenNonce = claims["nonce"]?.stringValue, PKCE.constantTimeEqual(tokenNonce, nonce) else {
+        guard let tokenNonce = claims["nonce"]?.stringValue, Secrets.constantTimeEquals(tokenNonce, nonce) else {
             throw Self.invalidToken("the ID token's nonce is not this sign-in's")
         }
         guard let subject = claims["sub"]?.stringValue, !subject.isEmpty, subject.utf8.count <= 255 else {

@@ -18,6 +18,11 @@ public enum Secrets {
         for (a, b) in zip(lhs, rhs) { difference |= a ^ b }
         return difference == 0
     }
+
+    /// Compares two strings' UTF-8 bytes in time independent of where they differ.
+    public static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
+        constantTimeEquals(Array(lhs.utf8), Array(rhs.utf8))
+    }
 }
 
 extension StringProtocol {

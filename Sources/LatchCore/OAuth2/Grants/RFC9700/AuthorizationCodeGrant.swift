@@ -60,7 +60,7 @@ public struct AuthorizationCodeGrant: TokenGrant {
         }
         guard code.redirectUri == redirectURI else { throw LatchError.invalidGrant("redirect_uri is not the one of the authorization request") }
         // Step 3.
-        guard PKCE.constantTimeEqual(PKCE.challenge(verifier), code.codeChallenge) else {
+        guard Secrets.constantTimeEquals(PKCE.challenge(verifier), code.codeChallenge) else {
             throw LatchError.invalidGrant("code_verifier does not match the code_challenge")
         }
         if request.dpop != nil, request.dpopPolicy.attested {
