@@ -75,6 +75,9 @@ struct FederationReplicaTests {
             "PATCH", b.base + "/admin/v1/clients/default", body: AdminClientPatch(redirectUris: ["com.example.app:/cb"], upstreamIdps: ["corp"]),
             bearer: ReplicaTests.adminToken)
         #expect(patched == 200, "\(patchAnswer)")
+        // Replica a learns of b's change when it re-reads its clients, at most once a second: a request in the same
+        // second as its last read may still be refused. After a second it must not be.
+        try await Task.sleep(for: .milliseconds(1100))
 
         // One browser: authorize at replica a, sign in at the upstream, stop before the callback.
         let verifier = Base64URL.encode((0..<32).map { _ in UInt8.random(in: 0...255) })
