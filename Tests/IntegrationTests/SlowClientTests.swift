@@ -164,7 +164,8 @@ struct SlowClientTests {
                 answered = text.contains("200 OK")
             }
             #expect(answered, "start \(start): not serving within 10 s")
-            #expect(try await server.terminate() == 0)
+            let status = try await server.terminate()
+            #expect(status == 0, "start \(start): exit status \(status); log: \(server.log.suffix(3000))")
         }
     }
 }
