@@ -78,6 +78,7 @@ import Synchronization
 /// | `metrics.host` | `127.0.0.1` | the address `metrics.port` listens on |
 /// | `federation.webSessionLifetime` | `3600` | seconds a browser stays signed in at the hosted pages (60–86400) |
 /// | `federation.upstreamTimeout` | `10` | seconds a call to an upstream identity provider may take (1–60) |
+/// | `audit.retentionDays` | `365` | days audit records are kept before housekeeping purges them (0–3650; 0 keeps them forever) |
 /// | `admin.token` | generated, printed once | the bootstrap admin token (stored hashed) |
 /// | `clients.default` | `default` | client id used when a request names none |
 /// | `log.level` | `info` | `trace` … `critical` |
@@ -123,6 +124,8 @@ public struct LatchConfiguration: Sendable {
     /// A second listener serving `GET /metrics` without authentication (`metrics.port`; 0: none) on `metrics.host`.
     public var metricsPort = 0
     public var metricsHost = "127.0.0.1"
+    /// Days audit records are kept (`audit.retentionDays`; 0 keeps them forever).
+    public var auditRetentionDays: Int64 = 365
     /// Browser sign-in through upstream identity providers (`federation.*`).
     public var federation = FederationSettings()
     public var fidoRPID: String?
@@ -272,6 +275,7 @@ public struct LatchConfiguration: Sendable {
         metricsEnabled = reader.bool(forKey: "metrics.enabled", default: true)
         metricsPort = Int(try ranged("metrics.port", Int64(metricsPort)))
         metricsHost = reader.string(forKey: "metrics.host", default: metricsHost)
+        auditRetentionDays = try ranged("audit.retentionDays", auditRetentionDays)
         federation.webSessionLifetime = try ranged("federation.webSessionLifetime", federation.webSessionLifetime)
         federation.upstreamTimeout = try ranged("federation.upstreamTimeout", federation.upstreamTimeout)
         issuerLogin.clockSkew = assertions.clockSkew
@@ -365,6 +369,7 @@ public struct LatchConfiguration: Sendable {
         "fido.maxAuthenticatorsPerUser": 1...100, "fido.pin.minLength": 4...64, "fido.pin.maxLength": 4...64, "fido.pin.maxAttempts": 1...20,
         "oob.tokenLifetime": 60...86_400, "login.validity": 60...604_800, "login.sensitiveMaxAge": 1...86_400,
         "federation.webSessionLifetime": 60...86_400, "federation.upstreamTimeout": 1...60, "metrics.port": 0...65_535,
+        "audit.retentionDays": 0...3_650,
     ]
 
     /// Comma-separated AAGUIDs: 32 hex digits each (dashes allowed), kept as lower-case hex.
@@ -423,7 +428,7 @@ public struct LatchConfiguration: Sendable {
         "fido.requireAttestation", "fido.allowedAaguids", "fido.deniedAaguids", "fido.maxAuthenticatorsPerUser", "oob.tokenLifetime", "fido.signUp", "fido.trustAnchors", "fido.metadataBlob", "fido.metadataRoots", "fido.pin.minLength",
         "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns", "login.validity", "login.sensitiveMaxAge",
         "login.refreshBeyondValidity", "hooks.allowPrivateAddresses", "dpop.requireNonce", "federation.webSessionLifetime",
-        "federation.upstreamTimeout", "metrics.enabled", "metrics.port", "metrics.host",
+        "federation.upstreamTimeout", "metrics.enabled", "metrics.port", "metrics.host", "audit.retentionDays",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —

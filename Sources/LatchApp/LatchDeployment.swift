@@ -36,6 +36,12 @@ public struct LatchDeployment: Sendable {
         let generated = try await adminAuthenticator.bootstrap(configured: configuration.adminToken?.value, random: random)
 
         let minter = TokenMinter(keys: keys, settings: tokens, random: random)
+        // The audit log's chain is keyed from the key-encryption key: whoever can write the database alone cannot
+        // re-compute it.
+        if let chained = store as? any AuditChainedStore {
+            chained.auditChain.setKey(KeySealer.derivedKey(from: keyEncryptionKey, purpose: "audit chain mac v1"))
+        }
+        let audit = AuditRecorder(store: store, clock: clock, random: random, logger: logger)
         let refreshTokens = RefreshTokenCodec(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "refresh-token mac v1"))
         let nonceCodec = SignInNonceCodec(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "sign-in nonce mac v1"))
         let verifier = AssertionVerifier(maximumBytes: assertions.maximumTokenBytes)
@@ -66,7 +72,8 @@ public struct LatchDeployment: Sendable {
         // The token endpoint's grants, and the JWT-bearer grant's sign-in methods (the catch-all last).
         let grants: [any TokenGrant] = [
             AuthorizationCodeGrant(
-                store: store, sealer: federationSealer, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, logger: logger),
+                store: store, sealer: federationSealer, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, random: random,
+                logger: logger),
             WebAuthnGrant(fido: fido, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock),
             AppAttestGrant(
                 store: store, apps: evidenceApps, nonces: nonceCodec, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener,
@@ -78,7 +85,8 @@ public struct LatchDeployment: Sendable {
                 ],
                 verifier: verifier, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock),
             RefreshTokenGrant(
-                store: store, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, consumers: store, logger: logger),
+                store: store, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, consumers: store, audit: audit,
+                logger: logger),
             IssuerLoginGrant(
                 store: store, registry: loginIssuers, verifier: verifier, scopes: ScopePolicy(allowed: tokens.allowedScopes), accessTokens: accessTokens,
                 minter: minter, refreshTokens: refreshTokens, tokens: tokens, settings: configuration.issuerLogin, clock: clock, random: random,
@@ -122,8 +130,10 @@ public struct LatchDeployment: Sendable {
                 dpop: DPoPGate(
                     store: store, settings: DPoPSettings(requireNonce: configuration.dpopRequireNonce),
                     nonces: DPoPNonces(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "dpop nonce mac v1"), lifetime: 300, clock: clock),
-                    issuer: configuration.issuerURL, clock: clock)),
-            revocation: TokenRevocation(store: store, refreshTokens: refreshTokens, accessTokens: accessTokens, clock: clock, logger: logger),
+                    issuer: configuration.issuerURL, clock: clock),
+                failures: audit),
+            revocation: TokenRevocation(
+                store: store, refreshTokens: refreshTokens, accessTokens: accessTokens, clock: clock, random: random, logger: logger),
             accessTokens: accessTokens,
             sessions: sessions,
             registration: RegistrationService(
@@ -139,6 +149,12 @@ public struct LatchDeployment: Sendable {
             let metrics = LatchMetrics()
             services.metrics = metrics
             (store as? any ObservableStore)?.observers.set(metrics)
+        }
+        if let chained = store as? any AuditChainedStore {
+            services.audit = AuditLog(
+                store: store, chain: chained.auditChain,
+                retention: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays * 86_400, clock: clock, random: random,
+                logger: logger)
         }
         services.fido = fido
         services.issuerLogin = issuerLogin

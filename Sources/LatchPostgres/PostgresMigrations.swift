@@ -264,6 +264,54 @@ enum PostgresMigrations {
                 "CREATE INDEX web_sessions_expiry ON web_sessions (expires_at)",
             ]
         ),
+        (
+            "0014_audit_log",
+            [
+                // The audit log: every security event, chained by an HMAC (the store computes it; see AuditChain).
+                // Events recorded before the chain existed are kept, unchained (mac NULL), before its anchor.
+                """
+                CREATE TABLE audit_log (
+                    seq BIGINT PRIMARY KEY,
+                    id TEXT NOT NULL UNIQUE,
+                    at BIGINT NOT NULL,
+                    kind TEXT NOT NULL,
+                    actor TEXT NOT NULL,
+                    user_id TEXT,
+                    session_id TEXT,
+                    client_id TEXT,
+                    detail TEXT,
+                    address TEXT,
+                    user_agent TEXT,
+                    request_id TEXT,
+                    mac BYTEA
+                )
+                """,
+                """
+                INSERT INTO audit_log (seq, id, at, kind, actor, user_id, session_id, detail)
+                    SELECT row_number() OVER (ORDER BY id), id, at, kind, actor, user_id, session_id, detail FROM events
+                """,
+                "DROP TABLE events",
+                "CREATE INDEX audit_log_user ON audit_log (user_id, seq)",
+                "CREATE INDEX audit_log_actor ON audit_log (actor, seq)",
+                "CREATE INDEX audit_log_kind ON audit_log (kind, seq)",
+                "CREATE INDEX audit_log_at ON audit_log (at)",
+                // The chain's head (the last record) and anchor (where verification starts), one row: units that
+                // record events lock it until they commit, so the chain is written one record after another.
+                """
+                CREATE TABLE audit_head (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    head_seq BIGINT NOT NULL,
+                    head_mac BYTEA NOT NULL,
+                    anchor_seq BIGINT NOT NULL,
+                    anchor_mac BYTEA NOT NULL
+                )
+                """,
+                """
+                INSERT INTO audit_head (id, head_seq, head_mac, anchor_seq, anchor_mac)
+                    SELECT 1, count(*), decode(repeat('00', 32), 'hex'), count(*), decode(repeat('00', 32), 'hex') FROM audit_log
+                """,
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

@@ -19,6 +19,8 @@ public final class PostgresStore: Sendable {
     let operationTimeout: Duration
     /// Told of every unit of work's commit (its time) and every write the database refused to do.
     public let observers = StoreObservers()
+    /// Chains the audit records this store writes.
+    public let auditChain = AuditChain()
 
     /// A store on `url` (`postgres://user:password@host:port/database[?sslmode=…&sslrootcert=…]`). Nothing is
     /// sent until ``run()`` runs; then ``prepare()`` checks the database and applies migrations.

@@ -14,6 +14,9 @@ final class PostgresTransaction {
     }
 
     private(set) var steps: [Step] = []
+    /// Audit events the unit records: chained in one last step, so the chain's head row is locked only from then
+    /// to the commit.
+    var auditEvents: [SecurityEvent] = []
 
     func add(statements: Int = 1, _ run: @escaping @Sendable (PostgresConnection) async throws -> (any Error & Sendable)?) {
         steps.append(Step(statements: statements, run: run))
@@ -69,7 +72,9 @@ extension PostgresStore: UnitOfWork {
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
         let transaction = PostgresTransaction()
         let result = body(transaction)
-        let steps = transaction.steps
+        let steps =
+            transaction.auditEvents.isEmpty
+            ? transaction.steps : transaction.steps + [PostgresTransaction.chaining(transaction.auditEvents, with: auditChain)]
         guard !steps.isEmpty else { return result }
         let started = ContinuousClock.now
         let observer = observers.observer

@@ -346,6 +346,44 @@ enum Migrations {
                 CREATE INDEX web_sessions_idp ON web_sessions (upstream_idp);
                 CREATE INDEX web_sessions_expiry ON web_sessions (expires_at);
                 """),
+        Migration(
+            name: "0014_audit_log",
+            sql: """
+                -- The audit log: every security event, chained by an HMAC (the store computes it; see AuditChain).
+                -- Events recorded before the chain existed are kept, unchained (mac NULL), before its anchor.
+                CREATE TABLE audit_log (
+                    seq INTEGER PRIMARY KEY,
+                    id TEXT NOT NULL UNIQUE,
+                    at INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    actor TEXT NOT NULL,
+                    user_id TEXT,
+                    session_id TEXT,
+                    client_id TEXT,
+                    detail TEXT,
+                    address TEXT,
+                    user_agent TEXT,
+                    request_id TEXT,
+                    mac BLOB
+                ) STRICT;
+                INSERT INTO audit_log (seq, id, at, kind, actor, user_id, session_id, detail)
+                    SELECT row_number() OVER (ORDER BY id), id, at, kind, actor, user_id, session_id, detail FROM events;
+                DROP TABLE events;
+                CREATE INDEX audit_log_user ON audit_log (user_id, seq);
+                CREATE INDEX audit_log_actor ON audit_log (actor, seq);
+                CREATE INDEX audit_log_kind ON audit_log (kind, seq);
+                CREATE INDEX audit_log_at ON audit_log (at);
+                -- The chain's head (the last record) and anchor (where verification starts), one row.
+                CREATE TABLE audit_head (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    head_seq INTEGER NOT NULL,
+                    head_mac BLOB NOT NULL,
+                    anchor_seq INTEGER NOT NULL,
+                    anchor_mac BLOB NOT NULL
+                ) STRICT;
+                INSERT INTO audit_head (id, head_seq, head_mac, anchor_seq, anchor_mac)
+                    SELECT 1, count(*), zeroblob(32), count(*), zeroblob(32) FROM audit_log;
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

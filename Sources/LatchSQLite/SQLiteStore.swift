@@ -15,6 +15,8 @@ public final class SQLiteStore: Sendable {
     let logger: Logger
     /// The database file.
     public let path: String
+    /// Chains the audit records this store writes.
+    public let auditChain = AuditChain()
 
     /// Opens (creating when needed) the database at `path` and applies migrations.
     ///
@@ -107,7 +109,7 @@ extension SQLiteStore: UnitOfWork {
     /// savepoint; a refusal or a SQLite error rolls the savepoint back and fails this unit alone.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
         try await job { db in
-            let transaction = SQLiteTransaction(db)
+            let transaction = SQLiteTransaction(db, chain: self.auditChain)
             let result = body(transaction)
             if let stop = transaction.stop { throw stop }
             return result
@@ -119,6 +121,8 @@ extension SQLiteStore {
     /// The migration names this store applies, in order.
     public static var migrationNames: [String] { Migrations.all.map(\.name) }
 }
+
+extension SQLiteStore: AuditChainedStore {}
 
 extension SQLiteStore: ObservableStore {
     /// Told of every group commit (its size and time) and every failed one.

@@ -6,10 +6,15 @@ import LatchCore
 /// skipped; ``SQLiteStore/write(_:)`` then throws it, rolling the unit back.
 final class SQLiteTransaction {
     let db: SQLiteHandle
+    /// Chains the audit records the unit writes.
+    let chain: AuditChain
     /// The refusal or error that ended the unit.
     private(set) var stop: (any Error)?
 
-    init(_ db: SQLiteHandle) { self.db = db }
+    init(_ db: SQLiteHandle, chain: AuditChain) {
+        self.db = db
+        self.chain = chain
+    }
 
     /// Runs `change` unless the unit has stopped; a returned refusal, or a thrown error, stops it.
     func apply(_ change: (SQLiteHandle) throws -> (any Error & Sendable)?) {

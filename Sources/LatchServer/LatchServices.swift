@@ -59,6 +59,8 @@ public struct LatchServices: Sendable {
     public var authorization: AuthorizationService?
     /// Metrics (`GET /metrics`); nil where a deployment turned them off (`metrics.enabled`).
     public var metrics: LatchMetrics?
+    /// The audit log's queries, export, verification and retention; nil serves none of its routes.
+    public var audit: AuditLog?
     /// The time rate limits count in (the deployment's clock).
     public var clock: LatchClock = .system
 

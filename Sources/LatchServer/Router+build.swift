@@ -10,6 +10,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
     if let metrics = services.metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
     router.add(middleware: ErrorMiddleware(routes: methods))
     if services.settings.trustForwardedFor { router.add(middleware: ForwardedForMiddleware(hops: services.settings.trustedHops)) }
+    router.add(middleware: AuditOriginMiddleware())
     let clock = services.clock
     let now: @Sendable () -> Double = { clock.now().timeIntervalSince1970 }
     let limited = RateLimitMiddleware(limiter: RateLimiter(perMinute: services.settings.rateLimitPerMinute, now: now))
@@ -38,6 +39,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
     oauth.userInfoEndpoints(router.group("oauth2").add(middleware: bearer).group(context: SignedInContext.self))
     let me = router.group("v1/me").add(middleware: bearer).group(context: SignedInContext.self)
     MeController(sessions: services.sessions).add(to: me)
+    if let audit = services.audit { AuditController(audit: audit).addMine(to: me) }
     if let fido = services.fido {
         let controller = FidoController(fido: fido, sessions: services.sessions)
         router.group("v1/fido").add(middleware: limited).addRoutes(controller.publicEndpoints)
@@ -73,6 +75,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
         IssuerLoginController(service: issuerLogin, sessions: services.sessions).addAdmin(to: admin)
     }
     if let custom = services.customRegistration { CustomRegistrationController(service: custom).addAdmin(to: admin) }
+    if let audit = services.audit { AuditController(audit: audit).addAdmin(to: admin) }
     if let metrics = services.metrics {
         // Prometheus scrapes with an admin token (`Authorization: Bearer`).
         router.group("metrics")

@@ -6,7 +6,7 @@ import Synchronization
 /// A store in memory, for unit tests of the engines. It passes the same conformance suite as SQLite and
 /// PostgreSQL (``StoreConformance``): one lock serializes every unit of work, and a unit that is refused leaves
 /// the state as it was.
-public final class InMemoryStore: LatchStore {
+public final class InMemoryStore: LatchStore, AuditChainedStore {
     /// Every table, as plain values: a unit of work edits a copy and swaps it in on success.
     struct State {
         var users: [String: User] = [:]
@@ -32,7 +32,9 @@ public final class InMemoryStore: LatchStore {
         var signingKeys: [String: SigningKeyRecord] = [:]
         var adminTokens: [String: AdminTokenRecord] = [:]
         var revokedAdminTokens: [Data: Int64] = [:]
-        var events: [String: SecurityEvent] = [:]
+        /// The audit log, oldest first, and its anchor and head.
+        var audit: [AuditRecord] = []
+        var auditAnchor = AuditAnchor(anchorSeq: 0, anchorMAC: AuditChain.genesis, headSeq: 0, headMAC: AuditChain.genesis)
         var upstreamIdPs: [String: UpstreamIdP] = [:]
         /// Web sessions; they go with their user and their upstream.
         var webSessions: [String: WebSession] = [:]
@@ -68,6 +70,8 @@ public final class InMemoryStore: LatchStore {
     }
 
     private let state = Mutex(State())
+    /// Chains the audit records this store writes.
+    public let auditChain = AuditChain()
 
     public init() {}
 
@@ -81,7 +85,7 @@ public final class InMemoryStore: LatchStore {
             case .usedJTIs: state.usedJTIs.count
             case .sessions: state.sessions.count
             case .sessionConsumers: state.sessionConsumers.values.reduce(0) { $0 + $1.count }
-            case .events: state.events.count
+            case .events: state.audit.count
             }
         }
     }
@@ -95,7 +99,7 @@ public final class InMemoryStore: LatchStore {
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
         try state.withLock { state throws -> T in
-            let transaction = Transaction(state)
+            let transaction = Transaction(state, chain: auditChain)
             let result = body(transaction)
             if let refusal = transaction.refusal { throw refusal }
             state = transaction.state
@@ -128,8 +132,12 @@ public final class InMemoryStore: LatchStore {
     final class Transaction: StoreTransaction {
         var state: State
         var refusal: (any Error & Sendable)?
+        let chain: AuditChain
 
-        init(_ state: State) { self.state = state }
+        init(_ state: State, chain: AuditChain) {
+            self.state = state
+            self.chain = chain
+        }
 
         /// Runs `change` unless the unit was refused already; a returned refusal refuses it.
         private func apply(_ change: (inout State) -> (any Error & Sendable)?) {
@@ -609,10 +617,30 @@ public final class InMemoryStore: LatchStore {
         }
 
         func record(_ event: SecurityEvent) {
-            apply { state in
-                state.events[event.id] = event
+            apply { [chain] state in
+                let seq = state.auditAnchor.headSeq + 1
+                let mac = chain.link(previous: state.auditAnchor.headMAC, seq: seq, body: AuditChain.body(of: event))
+                state.audit.append(AuditRecord(seq: seq, event: event, mac: mac))
+                state.auditAnchor.headSeq = seq
+                state.auditAnchor.headMAC = mac
                 return nil
             }
+        }
+
+        func purgeAudit(recordedBefore at: Int64) -> WriteResult<Int> {
+            let result = WriteResult(0)
+            apply { state in
+                guard let last = state.audit.last(where: { $0.event.at < at }) else { return nil }
+                let count = state.audit.count { $0.seq <= last.seq }
+                state.audit.removeAll { $0.seq <= last.seq }
+                result.set(count)
+                if let mac = last.mac, state.auditAnchor.anchorSeq < last.seq {
+                    state.auditAnchor.anchorSeq = last.seq
+                    state.auditAnchor.anchorMAC = mac
+                }
+                return nil
+            }
+            return result
         }
 
         func insertUpstreamIdP(_ idp: UpstreamIdP, ifTaken refusal: any Error & Sendable) {
@@ -780,9 +808,15 @@ public final class InMemoryStore: LatchStore {
         state.withLock { state in state.signingKeys.values.sorted { ($0.createdAt, $0.keyID) < ($1.createdAt, $1.keyID) } }
     }
 
-    public func events(after cursor: String?, limit: Int) async throws -> [SecurityEvent] {
-        state.withLock { state in Array(state.events.values.filter { $0.id > (cursor ?? "") }.sorted { $0.id < $1.id }.prefix(limit)) }
+    public func auditRecords(matching query: AuditQuery) async throws -> [AuditRecord] {
+        state.withLock { state in Array(state.audit.reversed().filter(query.matches).prefix(query.limit)) }
     }
+
+    public func auditChain(after seq: Int64, limit: Int) async throws -> [AuditRecord] {
+        state.withLock { state in Array(state.audit.filter { $0.seq > seq }.prefix(limit)) }
+    }
+
+    public func auditAnchor() async throws -> AuditAnchor { state.withLock { $0.auditAnchor } }
 
     public func adminTokens() async throws -> [AdminTokenRecord] {
         state.withLock { state in state.adminTokens.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) } }

@@ -430,9 +430,14 @@ public enum StoreConformance {
             #expect(try await store.revokeAdminToken(other, at: 7) == false)
             #expect(try await store.isRevokedAdminToken(hash: other.hash) == false)
         },
-        Check(name: "events: recorded with their unit of work, dropped with a refused one, listed by id from a cursor") { store, replica in
-            @Sendable func event(_ id: String, user: String? = "u-alice") -> SecurityEvent {
-                SecurityEvent(id: id, at: 5, kind: .userDeleted, actor: "admin", userID: user, sessionID: nil, detail: "why")
+        Check(name: "audit log: recorded with their unit of work, dropped with a refused one, numbered without gaps across replicas; filters") {
+            store, replica in
+            @Sendable func event(_ id: String, _ kind: SecurityEvent.Kind = .userDeleted, user: String? = "u-alice", at: Int64 = 5, actor: String = "admin:at_1")
+                -> SecurityEvent
+            {
+                SecurityEvent(
+                    id: id, at: at, kind: kind, actor: actor, userID: user, clientID: "app", detail: "why", address: "127.0.0.1", userAgent: "ua",
+                    requestID: "r1")
             }
             try await store.write { $0.record(event("e1")) }
             await #expect(throws: Refusal.missing) {
@@ -441,10 +446,70 @@ public enum StoreConformance {
                     transaction.deleteUser(id: "nobody", ifMissing: Refusal.missing)
                 }
             }
-            try await replica.write { $0.record(event("e3", user: nil)) }
-            #expect(try await store.events(after: nil, limit: 10) == [event("e1"), event("e3", user: nil)])
-            #expect(try await replica.events(after: "e1", limit: 10).map(\.id) == ["e3"])
-            #expect(try await store.events(after: nil, limit: 1).map(\.id) == ["e1"])
+            try await replica.record(event("e3", .signInFailed, user: nil, at: 7, actor: "anonymous"))
+            try await store.write { transaction in
+                transaction.record(event("e4", .admin("clients", "create"), user: nil, at: 9))
+                transaction.record(event("e5", .admin("clients", "delete"), user: "u-bob", at: 11))
+            }
+            let all = try await replica.auditRecords(matching: AuditQuery())
+            #expect(all.map(\.seq) == [4, 3, 2, 1])
+            #expect(all.map(\.event.id) == ["e5", "e4", "e3", "e1"])
+            #expect(all.last?.event == event("e1"))
+            #expect(all.allSatisfy { $0.mac?.count == 32 })
+            func ids(_ query: AuditQuery) async throws -> [String] { try await store.auditRecords(matching: query).map(\.event.id) }
+            #expect(try await ids(AuditQuery(kinds: ["signin.failed"])) == ["e3"])
+            #expect(try await ids(AuditQuery(kinds: ["admin."])) == ["e5", "e4"])
+            #expect(try await ids(AuditQuery(kinds: ["admin.clients.create", "user.deleted"])) == ["e4", "e1"])
+            #expect(try await ids(AuditQuery(kinds: ["admin"])) == [])
+            #expect(try await ids(AuditQuery(actor: "anonymous")) == ["e3"])
+            #expect(try await ids(AuditQuery(subject: "u-alice")) == ["e1"])
+            #expect(try await ids(AuditQuery(since: 7, until: 11)) == ["e4", "e3"])
+            #expect(try await ids(AuditQuery(before: 3, limit: 1)) == ["e3"])
+            #expect(try await store.auditChain(after: 1, limit: 2).map(\.seq) == [2, 3])
+            let anchor = try await store.auditAnchor()
+            #expect(anchor.anchorSeq == 0 && anchor.headSeq == 4 && anchor.headMAC == all.first?.mac)
+            let chain = AuditChain()
+            #expect(try await chain.verify(store, pageSize: 3).verified)
+            #expect(try await chain.verify(store).checked == 4)
+            // Another key: nothing verifies.
+            let other = AuditChain()
+            other.setKey([UInt8](repeating: 9, count: 32))
+            #expect(try await other.verify(replica).brokenAt == 1)
+        },
+        Check(name: "audit log: units recording at once on two replicas chain one after another; purging moves the anchor") { store, replica in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<16 {
+                    group.addTask {
+                        try await pick(index, store, replica).write { transaction in
+                            transaction.record(SecurityEvent(id: "r\(index)", at: Int64(index), kind: .signInSucceeded, actor: "user"))
+                            if index.isMultiple(of: 4) {
+                                transaction.record(SecurityEvent(id: "s\(index)", at: Int64(index), kind: .loggedOut, actor: "user"))
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let chain = AuditChain()
+            let verified = try await chain.verify(replica, pageSize: 7)
+            #expect(verified.verified && verified.checked == 20 && verified.lastSeq == 20)
+            let records = try await store.auditChain(after: 0, limit: 100)
+            #expect(records.map(\.seq) == Array(1...20))
+            // Purging the records before t=8 (a prefix up to the last one before it) keeps the rest verifiable.
+            let cut = records.last { $0.event.at < 8 }!.seq
+            let purged = try await replica.write { transaction in
+                let purged = transaction.purgeAudit(recordedBefore: 8)
+                transaction.record(SecurityEvent(id: "p1", at: 30, kind: .auditPurged, actor: "system"))
+                return purged
+            }.value
+            #expect(purged == Int(cut))
+            let anchor = try await store.auditAnchor()
+            #expect(anchor.anchorSeq == cut && anchor.headSeq == 21)
+            let after = try await chain.verify(store)
+            #expect(after.verified && after.anchorSeq == cut && after.checked == 21 - Int(cut))
+            // Nothing older: a second purge deletes nothing and keeps the anchor.
+            #expect(try await store.write { $0.purgeAudit(recordedBefore: 0) }.value == 0)
+            #expect(try await store.auditAnchor().anchorSeq == cut)
         },
         Check(name: "users page by id; custom claims round-trip") { store, _ in
             for name in ["c", "a", "e", "b", "d"] { try await register(store, user(name)) }

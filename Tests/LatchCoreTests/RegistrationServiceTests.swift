@@ -75,6 +75,9 @@ struct RegistrationServiceTests {
         let counts = engines.rowCounts
         await expectCode(.invalidProof) { _ = try await engines.registration().register(RegistrationRequest(challengeType: .test, answer: replay, publicKey: key)) }
         #expect(engines.rowCounts == counts)
+        // Only the refusal is recorded.
+        let last = try await engines.store.auditRecords(matching: AuditQuery(limit: 1)).first?.event
+        #expect(last?.kind == .registrationFailed && last?.detail == "proof=TEST error=invalid_proof")
     }
 
     @Test("Proof types: a disabled one is challenge_type_disabled, a known one without a handler or an unknown one unsupported")
@@ -140,13 +143,19 @@ struct RegistrationServiceTests {
         await expectCode(.alreadyRegistered) {
             _ = try await engines.registration().register(RegistrationRequest(challengeType: .fsso, answer: try engines.federated()))
         }
-        let events = try await engines.store.events(after: nil, limit: 10)
-        #expect(events.map(\.kind) == [.userRegistered])
+        let events = try await engines.store.auditChain(after: 0, limit: 10).map(\.event)
+        // The refused second registration is recorded too, on its own.
+        #expect(events.map(\.kind) == [.userRegistered, .registrationFailed])
+        #expect(events.last?.detail == "proof=FSSO error=already_registered" && events.last?.actor == "anonymous")
         #expect(events.first?.userID == created.userId && events.first?.detail == "FSSO" && events.first?.actor == "user")
         let tokens = try await engines.signIn(assertion: try engines.federated())
         let caller = try await engines.accessTokens.authenticate(accessToken: tokens.accessToken)
         try await SessionService(store: engines.store, sensitiveMaxAge: 300, clock: engines.clock.clock, random: engines.random).deregister(caller)
-        #expect(try await engines.store.events(after: nil, limit: 10).map(\.kind) == [.userRegistered, .userDeleted])
+        #expect(
+            try await engines.store.auditChain(after: 0, limit: 10).map(\.event.kind) == [
+                .userRegistered, .registrationFailed, .signInSucceeded, .userDeleted,
+            ])
+        #expect(try await AuditChain().verify(engines.store).verified)
         #expect(try await engines.store.user(id: created.userId) == nil)
     }
 }

@@ -8,7 +8,12 @@ extension AdminService {
         guard Self.isName(name, max: 64) else { throw LatchError.invalidInput("name must be 1–64 printable characters") }
         let id = "at_" + random.token(byteCount: 9)
         let token = "lat_" + random.token()
-        try await store.putAdminToken(AdminTokenRecord(id: id, name: name, hash: Secrets.hash(token), createdAt: clock.seconds()))
+        let record = AdminTokenRecord(id: id, name: name, hash: Secrets.hash(token), createdAt: clock.seconds())
+        let event = change("tokens", "create", "token \(id) \"\(name)\"")
+        try await store.write {
+            $0.putAdminToken(record)
+            $0.record(event)
+        }
         try await authenticator.reload()
         logger.info("admin token created", metadata: ["id": "\(id)", "name": "\(name)"])
         return AdminTokenCreated(id: id, name: name, token: token)
@@ -38,8 +43,11 @@ extension AdminService {
                 "this token owns \(owned.count) signing certificate(s) that are deleted with it: \(list); repeat with deleteOwned=true to revoke it and delete them")
         }
         // The hash is remembered: a revoked LATCH_ADMIN_TOKEN is not re-enabled by the next start.
+        let event = change(
+            "tokens", "delete", "token \(id) \"\(token.name)\"" + (owned.isEmpty ? "" : " with \(owned.count) signing certificate(s)"))
         let revoked = try await store.succeeds { transaction, refusal in
             transaction.deleteAdminToken(id: token.id, ifMissing: refusal)
+            transaction.record(event)
             transaction.rememberRevokedAdminToken(hash: token.hash, id: token.id, at: clock.seconds())
             transaction.deleteSigningCertificates(owner: token.id)
         }

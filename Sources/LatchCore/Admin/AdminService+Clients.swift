@@ -7,7 +7,7 @@ extension AdminService {
         }
         if let name = request.name, !Self.isName(name, max: 255) { throw LatchError.invalidInput("name must be 1–255 printable characters") }
         let client = Client(id: request.clientId, name: request.name ?? request.clientId, createdAt: clock.seconds())
-        guard try await store.addClient(client) else { throw LatchError(.conflict, "this client exists") }
+        guard try await store.addClient(client, recording: change("clients", "create", "client \(client.id)")) else { throw LatchError(.conflict, "this client exists") }
         try await clients.reload()
         return Self.adminClient(client)
     }
@@ -38,7 +38,7 @@ extension AdminService {
 
     public func deleteClient(id: String) async throws {
         guard id != clients.defaultClientID else { throw LatchError(.conflict, "the default client cannot be deleted") }
-        guard try await store.deleteClient(id: id) else { throw LatchError.notFound("no such client") }
+        guard try await store.deleteClient(id: id, recording: change("clients", "delete", "client \(id)")) else { throw LatchError.notFound("no such client") }
         try await clients.reload()
         try await evidenceApps?.reload()
     }

@@ -18,6 +18,7 @@ extension AdminService {
         }
         let all = try await store.clients()
         guard var client = all.first(where: { $0.id == id }) else { throw LatchError.notFound("no such client") }
+        let before = client.evidence
         // An App ID or package belongs to one client: attestation finds the app by it.
         for other in all where other.id != id {
             if let taken = patch.ios?.appIds.first(where: { other.evidence.ios?.appIds.contains($0) == true }) {
@@ -43,8 +44,12 @@ extension AdminService {
         }
         if federationPatch { client.evidence.federation = try await checkedFederation(patch, stored: client.evidence.federation) }
         let evidence = client.evidence
+        let event = change("clients", "update", "client \(id): " + Self.changes(from: before, to: evidence))
         do {
-            try await store.write { $0.updateClientEvidence(id: id, evidence: evidence, ifMissing: EvidenceRefusal.missing) }
+            try await store.write {
+                $0.updateClientEvidence(id: id, evidence: evidence, ifMissing: EvidenceRefusal.missing)
+                $0.record(event)
+            }
         } catch EvidenceRefusal.missing {
             throw LatchError.notFound("no such client")
         }
@@ -129,7 +134,11 @@ extension AdminService {
         guard try await store.clients().contains(where: { $0.id == clientID }) else { throw LatchError.notFound("no such client") }
         let certificate = SigningCertificate(clientID: clientID, sha256: sha256, owner: owner, createdAt: clock.seconds())
         do {
-            try await store.write { $0.insertSigningCertificate(certificate, ifTaken: EvidenceRefusal.taken) }
+            let event = change("signing_certificates", "create", "client \(clientID) sha256 \(sha256) owner \(owner)")
+            try await store.write {
+                $0.insertSigningCertificate(certificate, ifTaken: EvidenceRefusal.taken)
+                $0.record(event)
+            }
         } catch EvidenceRefusal.taken {
             throw LatchError(.conflict, "this client has this signing certificate already (or was just deleted)")
         }
@@ -147,11 +156,37 @@ extension AdminService {
     public func deleteSigningCertificate(clientID: String, sha256: String) async throws {
         guard let sha256 = EvidenceRules.fingerprint(sha256) else { throw LatchError.notFound("no such signing certificate") }
         do {
-            try await store.write { $0.deleteSigningCertificate(clientID: clientID, sha256: sha256, ifMissing: EvidenceRefusal.missing) }
+            let event = change("signing_certificates", "delete", "client \(clientID) sha256 \(sha256)")
+            try await store.write {
+                $0.deleteSigningCertificate(clientID: clientID, sha256: sha256, ifMissing: EvidenceRefusal.missing)
+                $0.record(event)
+            }
         } catch EvidenceRefusal.missing {
             throw LatchError.notFound("no such signing certificate")
         }
         try await evidenceApps?.reload()
+    }
+
+    /// The settings of `evidence` an audit record may show (never a sealed secret: only whether one is set).
+    static func summary(_ evidence: ClientEvidence) -> [(String, String)] {
+        func list(_ values: [String]?) -> String { values.map { "[" + $0.joined(separator: " ") + "]" } ?? "-" }
+        let dpop = evidence.dpop ?? .default
+        return [
+            ("ios.appIds", list(evidence.ios?.appIds)), ("ios.appAttestEnvironment", evidence.ios?.appAttestEnvironment ?? "-"),
+            ("ios.deviceCheck", evidence.ios?.deviceCheck.map { "team \($0.teamId) key \($0.keyId)" } ?? "-"),
+            ("android.packageNames", list(evidence.android?.packageNames)),
+            ("android.playIntegrity", evidence.android?.playIntegrity == nil ? "-" : "keys set"),
+            ("android.requestHashMode", evidence.android?.requestHashMode ?? "-"), ("dpop", dpop.mode.rawValue), ("dpopAttested", "\(dpop.attested)"),
+            ("redirectUris", list(evidence.federation?.redirectUris)),
+            ("postLogoutRedirectUris", list(evidence.federation?.postLogoutRedirectUris)),
+            ("upstreamIdps", list(evidence.federation?.upstreamIdps)),
+        ]
+    }
+
+    /// `field: before → after` for each setting that changed (a secret replaced with another shows as unchanged).
+    static func changes(from before: ClientEvidence, to after: ClientEvidence) -> String {
+        let changed = zip(summary(before), summary(after)).filter { $0.0.1 != $0.1.1 }.map { "\($0.0.0): \($0.0.1) → \($0.1.1)" }
+        return changed.isEmpty ? "no change" : changed.joined(separator: "; ")
     }
 
     static func adminSigningCertificate(_ certificate: SigningCertificate) -> AdminSigningCertificate {

@@ -35,7 +35,10 @@ extension AdminService {
         let issuerKey = IssuerKey(
             issuer: request.name, keyID: request.keyId, key: key, audience: audience, allowedClaims: allowed,
             maxLifetime: Int64(maxLifetime), createdAt: clock.seconds())
-        guard try await store.addIssuerKey(issuerKey) else {
+        let event = change(
+            "issuers", "create",
+            "issuer \(issuerKey.issuer) key \(issuerKey.keyID) \(key.algorithm.rawValue) audience=\(audience) claims=\(allowed.joined(separator: ","))")
+        guard try await store.addIssuerKey(issuerKey, recording: event) else {
             throw LatchError(.conflict, "this issuer already has a key with this keyId")
         }
         logger.info("issuer key added", metadata: ["issuer": "\(request.name)", "kid": "\(request.keyId)"])
@@ -47,7 +50,10 @@ extension AdminService {
     }
 
     public func deleteIssuer(_ name: String, keyID: String?) async throws {
-        guard try await store.deleteIssuer(name, keyID: keyID) > 0 else { throw LatchError.notFound("no such issuer key") }
+        let known = try await store.issuerKeys().contains { $0.issuer == name && (keyID == nil || $0.keyID == keyID) }
+        guard known else { throw LatchError.notFound("no such issuer key") }
+        let event = change("issuers", "delete", "issuer \(name)" + (keyID.map { " key \($0)" } ?? " (every key)"))
+        guard try await store.deleteIssuer(name, keyID: keyID, recording: event) > 0 else { throw LatchError.notFound("no such issuer key") }
         logger.info("issuer removed", metadata: ["issuer": "\(name)"])
     }
 

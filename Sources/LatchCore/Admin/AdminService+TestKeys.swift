@@ -16,7 +16,11 @@ extension AdminService {
             throw LatchError.invalidInput("algorithm must be RS256, ES256 or ES384")
         }
         let privateKey = try PrivateKey.generate(algorithm)
-        guard try await store.addTestRegistrationKey(TestRegistrationKey(keyID: keyID, key: privateKey.publicKey, createdAt: clock.seconds())) else {
+        let event = change("test_keys", "create", "test key \(keyID) \(algorithm.rawValue)")
+        guard
+            try await store.addTestRegistrationKey(
+                TestRegistrationKey(keyID: keyID, key: privateKey.publicKey, createdAt: clock.seconds()), recording: event)
+        else {
             throw LatchError(.conflict, "a test key with this keyId exists")
         }
         logger.info("test registration key created", metadata: ["kid": "\(keyID)"])
@@ -33,7 +37,7 @@ extension AdminService {
     }
 
     public func deleteTestKey(id: String) async throws {
-        guard try await store.deleteTestRegistrationKey(id: id) else { throw LatchError.notFound("no such test key") }
+        guard try await store.deleteTestRegistrationKey(id: id, recording: change("test_keys", "delete", "test key \(id)")) else { throw LatchError.notFound("no such test key") }
         logger.info("test registration key revoked", metadata: ["kid": "\(id)"])
     }
 }

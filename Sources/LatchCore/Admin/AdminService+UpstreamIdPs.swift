@@ -64,7 +64,13 @@ extension AdminService {
                 useUserinfo: request.useUserinfo ?? false, algorithms: algorithms),
             sealedSecret: sealedSecret, createdAt: clock.seconds())
         do {
-            try await store.write { $0.insertUpstreamIdP(idp, ifTaken: EvidenceRefusal.taken) }
+            let event = change(
+                "upstream_idps", "create",
+                "upstream \(idp.id) issuer \(idp.settings.issuer) client \(idp.settings.clientId) auth \(authentication.rawValue) secret \(sealedSecret == nil ? "none" : "set")")
+            try await store.write {
+                $0.insertUpstreamIdP(idp, ifTaken: EvidenceRefusal.taken)
+                $0.record(event)
+            }
         } catch EvidenceRefusal.taken {
             throw LatchError(.conflict, "an upstream identity provider with this id exists")
         }
@@ -84,7 +90,11 @@ extension AdminService {
     /// Deletes an upstream and its browsers' web sessions; the users it created stay (their app sessions too).
     public func deleteUpstreamIdP(id: String) async throws {
         do {
-            try await store.write { $0.deleteUpstreamIdP(id: id, ifMissing: EvidenceRefusal.missing) }
+            let event = change("upstream_idps", "delete", "upstream \(id)")
+            try await store.write {
+                $0.deleteUpstreamIdP(id: id, ifMissing: EvidenceRefusal.missing)
+                $0.record(event)
+            }
         } catch EvidenceRefusal.missing {
             throw LatchError.notFound("no such upstream identity provider")
         }

@@ -601,11 +601,28 @@ public struct CustomRegistrationService: Sendable {
                 retries: request.retries, transactionLifetime: request.transactionLifetime, allowedClaims: request.allowedClaims,
                 enabled: request.enabled), to: &provider)
         let created = provider
-        guard try await store.succeeds({ $0.insertCustomProvider(created, ifTaken: $1) }) else {
+        let event = change("custom_providers", "create", "provider \(created.id): " + Self.summary(created))
+        guard
+            try await store.succeeds({ transaction, refusal in
+                transaction.insertCustomProvider(created, ifTaken: refusal)
+                transaction.record(event)
+            })
+        else {
             throw LatchError(.conflict, "a custom identity provider with this id exists")
         }
         logger.info("custom provider created", metadata: ["provider": "\(created.id)"])
         return Self.view(created)
+    }
+
+    /// The audit record of an admin change.
+    func change(_ area: String, _ verb: String, _ detail: String) -> SecurityEvent {
+        SecurityEvent.now(.admin(area, verb), actor: "admin", userID: nil, detail: detail, clock: clock, random: random)
+    }
+
+    /// A provider's settings as an audit record shows them (never its hook secret).
+    static func summary(_ provider: CustomProvider) -> String {
+        "name \"\(provider.name)\" flow \(provider.flow.rawValue) hook \(provider.hookURL) timeout \(provider.timeout) retries \(provider.retries) "
+            + "lifetime \(provider.transactionLifetime) claims [\(provider.allowedClaims.joined(separator: " "))] enabled \(provider.enabled)"
     }
 
     /// `GET /admin/v1/custom-providers`.
@@ -622,10 +639,20 @@ public struct CustomRegistrationService: Sendable {
     /// `PATCH /admin/v1/custom-providers/{id}`.
     public func updateProvider(id: String, _ patch: AdminCustomProviderPatch) async throws -> AdminCustomProvider {
         guard var provider = try await store.customProvider(id: id) else { throw LatchError.notFound("no custom identity provider has this id") }
+        let before = Self.summary(provider)
+        let secretBefore = provider.sealedSecret
         try apply(patch, to: &provider)
         provider.updatedAt = clock.seconds()
         let updated = provider
-        guard try await store.succeeds({ $0.updateCustomProvider(updated, ifMissing: $1) }) else {
+        let event = change(
+            "custom_providers", "update",
+            "provider \(id): \(before) → \(Self.summary(updated))\(secretBefore == updated.sealedSecret ? "" : "; hook secret replaced")")
+        guard
+            try await store.succeeds({ transaction, refusal in
+                transaction.updateCustomProvider(updated, ifMissing: refusal)
+                transaction.record(event)
+            })
+        else {
             throw LatchError.notFound("no custom identity provider has this id")
         }
         logger.info("custom provider updated", metadata: ["provider": "\(id)"])
@@ -634,7 +661,14 @@ public struct CustomRegistrationService: Sendable {
 
     /// `DELETE /admin/v1/custom-providers/{id}`: with its transactions.
     public func deleteProvider(id: String) async throws {
-        guard try await store.write({ $0.deleteCustomProvider(id: id) }).value == 1 else {
+        guard try await store.customProvider(id: id) != nil else { throw LatchError.notFound("no custom identity provider has this id") }
+        let event = change("custom_providers", "delete", "provider \(id)")
+        let deleted = try await store.write { transaction in
+            let deleted = transaction.deleteCustomProvider(id: id)
+            transaction.record(event)
+            return deleted
+        }
+        guard deleted.value == 1 else {
             throw LatchError.notFound("no custom identity provider has this id")
         }
         logger.info("custom provider deleted", metadata: ["provider": "\(id)"])

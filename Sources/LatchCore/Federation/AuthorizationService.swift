@@ -413,17 +413,25 @@ public struct AuthorizationService: Sendable {
             let webSession = WebSession(
                 id: PKCE.hashHex(secret), userID: candidate.id, upstreamIdP: id, authTime: authTime, sealedUpstreamIDToken: sealedIDToken,
                 createdAt: now, expiresAt: now.adding(seconds: settings.webSessionLifetime))
+            // Built here, not in the unit's body: the body may run on a store thread, without the request's origin.
+            let registered = SecurityEvent.now(
+                .userRegistered, actor: "system", userID: candidate.id, clientID: request.clientId, detail: "OIDC:\(id) amr=fed", clock: clock,
+                random: random)
+            let signedIn = SecurityEvent.now(
+                .signInSucceeded, actor: "user", userID: candidate.id, clientID: request.clientId, detail: "web upstream=\(id)", clock: clock,
+                random: random)
             do {
                 try await store.write { unit in
                     unit.consume(.jti(state.id, issuer: "latch:upstream-state", until: request.expiresAt), ifUnavailable: Refusal.replayed)
                     if existing == nil {
                         unit.insertUser(candidate, ifTaken: Refusal.taken)
-                        unit.record(.now(.userRegistered, actor: "system", userID: candidate.id, detail: "OIDC:\(id) amr=fed", clock: clock, random: random))
+                        unit.record(registered)
                     } else {
                         unit.requireUser(id: candidate.id, ifMissing: Refusal.taken)
                         if candidate.claims != kept { unit.updateClaims(userID: candidate.id, claims: kept) }
                     }
                     unit.insertWebSession(webSession)
+                    unit.record(signedIn)
                 }
                 user = candidate
                 break

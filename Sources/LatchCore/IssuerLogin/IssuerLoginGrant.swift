@@ -155,16 +155,22 @@ public struct IssuerLoginGrant: TokenGrant {
             let session = Session(
                 id: random.timeOrderedID(now: clock.now()), userID: user.id, clientID: client.id, authTime: now, amr: [Self.method], scope: scope,
                 createdAt: now, expiresAt: now.adding(seconds: lifetime), dpopJKT: dpopKey)
+            // Built here, not in the unit's body: the body may run on a store thread, without the request's origin.
+            let registered = SecurityEvent.now(.userRegistered, actor: "system", userID: user.id, detail: "ISSUER_LOGIN", clock: clock, random: random)
+            let signedIn = SecurityEvent.now(
+                .signInSucceeded, actor: "user", userID: user.id, sessionID: session.id, clientID: client.id,
+                detail: "amr=\(Self.method) pairs=\(pairs.count)", clock: clock, random: random)
             do {
                 try await store.write { transaction in
                     for (index, spend) in spends.enumerated() { transaction.consume(spend, ifUnavailable: Refusal.replayed(index)) }
                     if existing == nil {
                         transaction.insertUser(user, ifTaken: Refusal.principalTaken)
-                        transaction.record(.now(.userRegistered, actor: "system", userID: user.id, detail: "ISSUER_LOGIN", clock: clock, random: random))
+                        transaction.record(registered)
                     }
                     transaction.requireUser(id: user.id, ifMissing: Refusal.userGone)
                     transaction.insertSession(session)
                     transaction.insertSessionConsumers(sessionID: session.id, pairs, at: now)
+                    transaction.record(signedIn)
                 }
             } catch Refusal.replayed(let index) {
                 throw Self.replayed(index)
@@ -198,11 +204,15 @@ public struct IssuerLoginGrant: TokenGrant {
         // never moves earlier.
         let expiresAt = max(caller.session.expiresAt, now.adding(seconds: lifetime))
         let sessionID = caller.session.id
+        let signedIn = SecurityEvent.now(
+            .signInSucceeded, actor: "user", userID: caller.user.id, sessionID: sessionID, clientID: client.id,
+            detail: "amr=\(Self.method) added=\(added.count)", clock: clock, random: random)
         do {
             try await store.write { transaction in
                 for (index, spend) in spends.enumerated() { transaction.consume(spend, ifUnavailable: Refusal.replayed(index)) }
                 transaction.renewLogin(sessionID: sessionID, authTime: now, expiresAt: expiresAt, ifUnavailable: Refusal.sessionEnded)
                 transaction.insertSessionConsumers(sessionID: sessionID, added, at: now)
+                transaction.record(signedIn)
             }
         } catch Refusal.replayed(let index) {
             throw Self.replayed(index)

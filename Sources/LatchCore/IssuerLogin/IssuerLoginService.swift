@@ -68,10 +68,18 @@ public struct IssuerLoginService: Sendable {
         let issuer = LoginIssuer(
             id: request.issuerId, audience: request.audience, keysJSON: keysJSON, jwksURL: request.jwksURL, maxTokenLifetime: Int64(lifetime),
             allowedScopes: scopes, customFederation: request.customFederation ?? false, createdAt: clock.seconds())
-        guard try await store.addLoginIssuer(issuer) else { throw LatchError(.conflict, "a login issuer with this issuerId exists") }
+        let event = change(
+            "login_issuers", "create",
+            "login issuer \(issuer.id) audience \(issuer.audience) keys \(forms.map(\.kid).joined(separator: ","))\(issuer.jwksURL.map { " jwks \($0)" } ?? "")")
+        guard try await store.addLoginIssuer(issuer, recording: event) else { throw LatchError(.conflict, "a login issuer with this issuerId exists") }
         try await registry.reload()
         logger.info("login issuer added", metadata: ["issuer": "\(issuer.id)"])
         return Self.view(issuer)
+    }
+
+    /// The audit record of an admin change.
+    func change(_ area: String, _ verb: String, _ detail: String) -> SecurityEvent {
+        SecurityEvent.now(.admin(area, verb), actor: "admin", userID: nil, detail: detail, clock: clock, random: random)
     }
 
     /// `GET /admin/v1/login-issuers`.
@@ -82,7 +90,10 @@ public struct IssuerLoginService: Sendable {
     /// `DELETE /admin/v1/login-issuers/{issuerId}`: its tokens are refused at once on this replica, within seconds on
     /// others. Sessions it logged in keep running to their end (log them out with logout-all).
     public func deleteIssuer(_ id: String) async throws {
-        guard try await store.removeLoginIssuer(id: id) else { throw LatchError.notFound("no such login issuer") }
+        guard try await store.loginIssuers().contains(where: { $0.id == id }) else { throw LatchError.notFound("no such login issuer") }
+        guard try await store.removeLoginIssuer(id: id, recording: change("login_issuers", "delete", "login issuer \(id)")) else {
+            throw LatchError.notFound("no such login issuer")
+        }
         try await registry.reload()
         logger.info("login issuer removed", metadata: ["issuer": "\(id)"])
     }
@@ -115,7 +126,7 @@ public struct IssuerLoginService: Sendable {
         let id = "lrs_" + random.token(byteCount: 12)
         let secret = "lrss_" + random.token(byteCount: 32)
         let server = ResourceServer(id: id, name: request.name, secretHash: Secrets.hash(secret), createdAt: clock.seconds())
-        guard try await store.addResourceServer(server) else { throw LatchError(.conflict, "this resource server id exists; try again") }
+        guard try await store.addResourceServer(server, recording: change("resource_servers", "create", "resource server \(id) \"\(server.name)\"")) else { throw LatchError(.conflict, "this resource server id exists; try again") }
         logger.info("resource server created", metadata: ["id": "\(id)"])
         return AdminResourceServerCreated(clientId: id, clientSecret: secret, name: server.name, createdAt: server.createdAt)
     }
@@ -126,7 +137,10 @@ public struct IssuerLoginService: Sendable {
     }
 
     public func deleteResourceServer(id: String) async throws {
-        guard try await store.removeResourceServer(id: id) else { throw LatchError.notFound("no such resource server") }
+        guard try await store.resourceServers().contains(where: { $0.id == id }) else { throw LatchError.notFound("no such resource server") }
+        guard try await store.removeResourceServer(id: id, recording: change("resource_servers", "delete", "resource server \(id)")) else {
+            throw LatchError.notFound("no such resource server")
+        }
     }
 
     /// The resource server whose Basic credential this is; `invalid_client` otherwise (the secret compared in
@@ -190,7 +204,8 @@ public struct IssuerLoginService: Sendable {
     /// Admin: ends every session of one consumer, on every device.
     public func logoutConsumer(issuer: String, consumer: String) async throws -> Int {
         let now = clock.seconds()
-        let event = SecurityEvent.now(.sessionsRevoked, actor: "admin", userID: nil, detail: "consumer logout-all", clock: clock, random: random)
+        let event = SecurityEvent.now(
+            .sessionsRevoked, actor: "admin", userID: nil, detail: "consumer logout-all: issuer \(issuer) consumer \(consumer)", clock: clock, random: random)
         return try await store.count { transaction in
             let revoked = transaction.revokeSessions(holdingAny: [ConsumerPair(issuer: issuer, consumer: consumer)], at: now)
             transaction.record(event)

@@ -62,18 +62,25 @@ public final class SigningKeyRing: Sendable {
     /// Generates a new key, makes it the active one and retires the previous; returns its `kid`.
     @discardableResult
     public static func rotate(
-        store: any SigningKeyStore & UnitOfWork, sealer: KeySealer, clock: LatchClock, random: RandomSource, algorithm: JWSAlgorithm
+        store: any SigningKeyStore & UnitOfWork, sealer: KeySealer, clock: LatchClock, random: RandomSource, algorithm: JWSAlgorithm,
+        recording event: ((String) -> SecurityEvent)? = nil
     ) async throws -> String {
         let record = try makeRecord(algorithm: algorithm, sealer: sealer, clock: clock, random: random)
-        try await store.activateSigningKey(record)
+        let recorded = event?(record.keyID)
+        try await store.write { transaction in
+            transaction.activateSigningKey(record)
+            if let recorded { transaction.record(recorded) }
+        }
         return record.keyID
     }
 
     /// Rotates through this ring's store and reloads.
     @discardableResult
-    public func rotate(random: RandomSource, algorithm: JWSAlgorithm? = nil) async throws -> String {
+    public func rotate(random: RandomSource, algorithm: JWSAlgorithm? = nil, recording event: ((String) -> SecurityEvent)? = nil) async throws
+        -> String
+    {
         let kid = try await Self.rotate(
-            store: store, sealer: sealer, clock: clock, random: random, algorithm: algorithm ?? self.algorithm)
+            store: store, sealer: sealer, clock: clock, random: random, algorithm: algorithm ?? self.algorithm, recording: event)
         try await reload()
         return kid
     }

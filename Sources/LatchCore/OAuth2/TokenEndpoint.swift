@@ -1,15 +1,20 @@
 import LatchModel
+import Logging
+
 /// The token endpoint (RFC 6749 §3.2): finds the client and the grant handler, and lets the handler answer.
 public struct TokenEndpoint: Sendable {
     let grants: [String: any TokenGrant]
     let clients: ClientRegistry
     /// DPoP (RFC 9449): checks and spends proofs; nil serves bearer tokens only.
     public let dpop: DPoPGate?
+    /// Where refused sign-ins are recorded; nil records none.
+    let failures: AuditRecorder?
 
-    public init(grants: [any TokenGrant], clients: ClientRegistry, dpop: DPoPGate? = nil) {
+    public init(grants: [any TokenGrant], clients: ClientRegistry, dpop: DPoPGate? = nil, failures: AuditRecorder? = nil) {
         self.grants = Dictionary(grants.map { ($0.grantType, $0) }, uniquingKeysWith: { first, _ in first })
         self.clients = clients
         self.dpop = dpop
+        self.failures = failures
     }
 
     /// The grant types served, sorted (for the discovery document).
@@ -40,9 +45,17 @@ public struct TokenEndpoint: Sendable {
         guard let grant = grants[grantType] else {
             throw LatchError(.unsupportedGrantType, "grant_type must be one of: \(grantTypes.joined(separator: ", "))")
         }
-        // Step 4.
-        let proof = try await dpop?.tokenEndpoint(headers: dpopHeaders, policy: client.evidence.dpop ?? .default, spend: !grant.spendsDPoPProof)
-        // Step 5.
-        return try await grant.exchange(TokenRequest(parameters: parameters, client: client, repeated: repeated, bearer: bearer, dpop: proof))
+        do {
+            // Step 4.
+            let proof = try await dpop?.tokenEndpoint(headers: dpopHeaders, policy: client.evidence.dpop ?? .default, spend: !grant.spendsDPoPProof)
+            // Step 5.
+            return try await grant.exchange(TokenRequest(parameters: parameters, client: client, repeated: repeated, bearer: bearer, dpop: proof))
+        } catch let error as LatchError where grantType != GrantType.refreshToken {
+            // A refused sign-in is recorded on its own (a refused refresh is not a sign-in; its reuse is recorded by
+            // the refresh grant).
+            await failures?.recordAlone(
+                .signInFailed, actor: "anonymous", clientID: client.id, detail: "grant=\(grantType) error=\(error.code.rawValue)")
+            throw error
+        }
     }
 }

@@ -65,6 +65,21 @@ public struct RegistrationService: Sendable {
     /// - Step 5. One unit of work: the id is still free, the identity is free, the proof's single-use value is
     ///   spent, the user, device key, record and a `user.registered` event are written. A refusal writes nothing.
     public func register(_ request: RegistrationRequest) async throws -> RegistrationResponse {
+        do {
+            return try await registerRecordingSuccess(request)
+        } catch let error as LatchError {
+            // A refusal is recorded on its own (nothing else was written): an attestation refusal as such.
+            let code = error.code.rawValue
+            let attestation = code.hasPrefix("attestation_") || code == ErrorCode.webauthnAttestationInvalid.rawValue
+            let event = SecurityEvent.now(
+                attestation ? .attestationFailed : .registrationFailed, actor: "anonymous", userID: nil,
+                detail: "proof=\(request.challengeType.rawValue.prefix(32)) error=\(code)", clock: clock, random: random)
+            await store.recordFailure(event, logger: logger)
+            throw error
+        }
+    }
+
+    private func registerRecordingSuccess(_ request: RegistrationRequest) async throws -> RegistrationResponse {
         // Step 1.
         guard let proof = proofs[request.challengeType] else {
             if disabled.contains(request.challengeType) {

@@ -58,8 +58,14 @@ public struct SessionOpener: Sendable {
         let session = Session(
             id: random.timeOrderedID(now: clock.now()), userID: signIn.user.id, clientID: client.id, authTime: now,
             amr: amr, scope: scope, createdAt: now, expiresAt: now.adding(seconds: tokens.refreshFamilyLifetime), dpopJKT: dpop?.thumbprint)
+        let event = SecurityEvent.now(
+            .signInSucceeded, actor: "user", userID: session.userID, sessionID: session.id, clientID: client.id,
+            detail: "amr=\(amr.joined(separator: ","))", clock: clock, random: random)
         do {
-            try await store.write { Self.start(session, signIn, on: $0) }
+            try await store.write {
+                Self.start(session, signIn, on: $0)
+                $0.record(event)
+            }
         } catch Refusal.replayed {
             // A deleted user's nonces go with them: say what really happened.
             guard try await store.user(id: signIn.user.id) != nil else { throw LatchError.invalidGrant("this user is not registered") }

@@ -57,12 +57,18 @@ public protocol ClientWrites {
 
 extension UnitOfWork {
     /// Adds a client; `false` when the id exists already.
-    public func addClient(_ client: Client) async throws -> Bool {
-        try await succeeds { $0.insertClient(client, ifTaken: $1) }
+    public func addClient(_ client: Client, recording event: SecurityEvent? = nil) async throws -> Bool {
+        try await succeeds { transaction, refusal in
+            transaction.insertClient(client, ifTaken: refusal)
+            if let event { transaction.record(event) }
+        }
     }
 
     /// Deletes a client and its sessions; `false` when there was none.
-    public func deleteClient(id: String) async throws -> Bool {
-        try await succeeds { $0.deleteClient(id: id, ifMissing: $1) }
+    public func deleteClient(id: String, recording event: SecurityEvent? = nil) async throws -> Bool {
+        try await succeeds { transaction, refusal in
+            transaction.deleteClient(id: id, ifMissing: refusal)
+            if let event { transaction.record(event) }
+        }
     }
 }

@@ -103,22 +103,36 @@ public protocol IssuerLoginWrites {
 
 extension UnitOfWork {
     /// Adds a login issuer; `false` when its id is taken.
-    public func addLoginIssuer(_ issuer: LoginIssuer) async throws -> Bool {
-        try await succeeds { $0.insertLoginIssuer(issuer, ifTaken: $1) }
+    public func addLoginIssuer(_ issuer: LoginIssuer, recording event: SecurityEvent? = nil) async throws -> Bool {
+        try await succeeds { transaction, refusal in
+            transaction.insertLoginIssuer(issuer, ifTaken: refusal)
+            if let event { transaction.record(event) }
+        }
     }
 
     /// Deletes a login issuer; `false` when there was none.
-    public func removeLoginIssuer(id: String) async throws -> Bool {
-        try await count { $0.deleteLoginIssuer(id: id) } > 0
+    public func removeLoginIssuer(id: String, recording event: SecurityEvent? = nil) async throws -> Bool {
+        try await count { transaction in
+            let deleted = transaction.deleteLoginIssuer(id: id)
+            if let event { transaction.record(event) }
+            return deleted
+        } > 0
     }
 
     /// Adds a resource server; `false` when its id is taken.
-    public func addResourceServer(_ server: ResourceServer) async throws -> Bool {
-        try await succeeds { $0.insertResourceServer(server, ifTaken: $1) }
+    public func addResourceServer(_ server: ResourceServer, recording event: SecurityEvent? = nil) async throws -> Bool {
+        try await succeeds { transaction, refusal in
+            transaction.insertResourceServer(server, ifTaken: refusal)
+            if let event { transaction.record(event) }
+        }
     }
 
     /// Deletes a resource server; `false` when there was none.
-    public func removeResourceServer(id: String) async throws -> Bool {
-        try await count { $0.deleteResourceServer(id: id) } > 0
+    public func removeResourceServer(id: String, recording event: SecurityEvent? = nil) async throws -> Bool {
+        try await count { transaction in
+            let deleted = transaction.deleteResourceServer(id: id)
+            if let event { transaction.record(event) }
+            return deleted
+        } > 0
     }
 }

@@ -46,12 +46,19 @@ public protocol IssuerWrites {
 
 extension UnitOfWork {
     /// Adds a key; `false` when (issuer, kid) exists already.
-    public func addIssuerKey(_ key: IssuerKey) async throws -> Bool {
-        try await succeeds { $0.insertIssuerKey(key, ifTaken: $1) }
+    public func addIssuerKey(_ key: IssuerKey, recording event: SecurityEvent? = nil) async throws -> Bool {
+        try await succeeds { transaction, refusal in
+            transaction.insertIssuerKey(key, ifTaken: refusal)
+            if let event { transaction.record(event) }
+        }
     }
 
     /// Deletes an issuer's keys (one, or all when `keyID` is nil); returns how many.
-    public func deleteIssuer(_ issuer: String, keyID: String?) async throws -> Int {
-        try await count { $0.deleteIssuerKeys(issuer: issuer, keyID: keyID) }
+    public func deleteIssuer(_ issuer: String, keyID: String?, recording event: SecurityEvent? = nil) async throws -> Int {
+        try await count { transaction in
+            let deleted = transaction.deleteIssuerKeys(issuer: issuer, keyID: keyID)
+            if let event { transaction.record(event) }
+            return deleted
+        }
     }
 }

@@ -31,12 +31,18 @@ public protocol TestRegistrationKeyWrites {
 
 extension UnitOfWork {
     /// Adds a key; `false` when the id exists already.
-    public func addTestRegistrationKey(_ key: TestRegistrationKey) async throws -> Bool {
-        try await succeeds { $0.insertTestRegistrationKey(key, ifTaken: $1) }
+    public func addTestRegistrationKey(_ key: TestRegistrationKey, recording event: SecurityEvent? = nil) async throws -> Bool {
+        try await succeeds { transaction, refusal in
+            transaction.insertTestRegistrationKey(key, ifTaken: refusal)
+            if let event { transaction.record(event) }
+        }
     }
 
     /// Deletes a key; `false` when there was none.
-    public func deleteTestRegistrationKey(id: String) async throws -> Bool {
-        try await succeeds { $0.deleteTestRegistrationKey(id: id, ifMissing: $1) }
+    public func deleteTestRegistrationKey(id: String, recording event: SecurityEvent? = nil) async throws -> Bool {
+        try await succeeds { transaction, refusal in
+            transaction.deleteTestRegistrationKey(id: id, ifMissing: refusal)
+            if let event { transaction.record(event) }
+        }
     }
 }

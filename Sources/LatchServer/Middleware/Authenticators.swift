@@ -111,6 +111,7 @@ struct AdminAuthenticatorMiddleware: RouterMiddleware {
         }
         var context = context
         context.adminTokenID = id
-        return try await next(request, context)
+        // The admin acting, for the audit records this request writes.
+        return try await AuditOrigin.with({ $0.admin = id }) { try await next(request, context) }
     }
 }

@@ -8,12 +8,14 @@ public struct TokenRevocation: Sendable {
     let refreshTokens: RefreshTokenCodec
     let accessTokens: AccessTokenAuthenticator
     let clock: LatchClock
+    let random: RandomSource
     let logger: Logger
 
     public init(
         store: any SessionStore & UnitOfWork, refreshTokens: RefreshTokenCodec, accessTokens: AccessTokenAuthenticator,
-        clock: LatchClock, logger: Logger = Logger(label: "latch.revocation")
+        clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.revocation")
     ) {
+        self.random = random
         self.store = store
         self.refreshTokens = refreshTokens
         self.accessTokens = accessTokens
@@ -37,7 +39,17 @@ public struct TokenRevocation: Sendable {
             }
         }
         guard session.clientID == clientID else { throw LatchError.invalidClient("the token was issued to another client") }
-        try await store.revokeSession(id: session.id, at: clock.seconds())
+        guard session.revokedAt == nil else { return }
+        // Sign-out: the session ends with its record.
+        let event = SecurityEvent.now(
+            .loggedOut, actor: "user", userID: session.userID, sessionID: session.id, clientID: clientID, detail: "token revocation", clock: clock,
+            random: random)
+        let now = clock.seconds()
+        _ = try await store.count { transaction in
+            let revoked = transaction.revokeSession(id: session.id, at: now)
+            transaction.record(event)
+            return revoked
+        }
         logger.info("session revoked", metadata: ["sid": "\(session.id)"])
     }
 }

@@ -21,12 +21,14 @@ public struct AuthorizationCodeGrant: TokenGrant {
     let refreshTokens: RefreshTokenCodec
     let tokens: TokenSettings
     let clock: LatchClock
+    let random: RandomSource
     let logger: Logger
 
     public init(
         store: any UnitOfWork & UserStore, sealer: FederationSealer, minter: TokenMinter, refreshTokens: RefreshTokenCodec, tokens: TokenSettings,
-        clock: LatchClock, logger: Logger = Logger(label: "latch.authorization-code")
+        clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.authorization-code")
     ) {
+        self.random = random
         self.store = store
         self.sealer = sealer
         self.minter = minter
@@ -71,11 +73,15 @@ public struct AuthorizationCodeGrant: TokenGrant {
         let session = Session(
             id: code.sessionId, userID: code.userId, clientID: clientID, authTime: code.authTime, amr: code.amr, scope: code.scope, createdAt: now,
             expiresAt: now.adding(seconds: tokens.refreshFamilyLifetime), dpopJKT: request.dpop?.thumbprint)
+        let signedIn = SecurityEvent.now(
+            .signInSucceeded, actor: "user", userID: code.userId, sessionID: session.id, clientID: clientID,
+            detail: "amr=\(code.amr.joined(separator: ",")) code", clock: clock, random: random)
         do {
             try await store.write { unit in
                 unit.consume(.jti(code.id, issuer: "latch:authorization-code", until: code.expiresAt + 60), ifUnavailable: Refusal.used)
                 unit.requireUser(id: code.userId, ifMissing: Refusal.userGone)
                 unit.insertSession(session)
+                unit.record(signedIn)
             }
         } catch Refusal.used {
             let revoked = try await store.revokeSession(id: code.sessionId, at: now)

@@ -15,11 +15,14 @@ public struct RefreshTokenGrant: TokenGrant {
     let logger: Logger
     /// Where an issuer login's (issuer, consumer) pairs are read, so refreshed tokens list them too.
     let consumers: (any IssuerLoginStore)?
+    /// Records reuse detections.
+    let audit: AuditRecorder?
 
     public init(
         store: any SessionStore, minter: TokenMinter, refreshTokens: RefreshTokenCodec, tokens: TokenSettings, clock: LatchClock,
-        consumers: (any IssuerLoginStore)? = nil, logger: Logger = Logger(label: "latch.refresh")
+        consumers: (any IssuerLoginStore)? = nil, audit: AuditRecorder? = nil, logger: Logger = Logger(label: "latch.refresh")
     ) {
+        self.audit = audit
         self.consumers = consumers
         self.store = store
         self.minter = minter
@@ -64,6 +67,11 @@ public struct RefreshTokenGrant: TokenGrant {
                 request.dpop == nil ? "this refresh token is bound to a DPoP key: send a proof of it" : "this refresh token is bound to another DPoP key")
         case .reuseDetected:
             logger.warning("refresh token reuse: family revoked", metadata: ["sid": "\(session.id)", "user": "\(session.userID)"])
+            // Right after the revocation, in a unit of its own: the rotation is one statement of the store (the
+            // hottest write) and carries no record.
+            await audit?.recordAlone(
+                .refreshReuseDetected, actor: "anonymous", userID: session.userID, sessionID: session.id, clientID: request.client.id,
+                detail: "generation=\(generation) current=\(session.generation)")
             throw LatchError.invalidGrant("the refresh token was already used; the session is revoked", detail: LatchError.reuseDetectedDetail)
         }
     }
