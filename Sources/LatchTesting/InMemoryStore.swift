@@ -31,6 +31,7 @@ public final class InMemoryStore: LatchStore {
         var customTransactions: [String: CustomTransaction] = [:]
         var signingKeys: [String: SigningKeyRecord] = [:]
         var adminTokens: [String: AdminTokenRecord] = [:]
+        var adminAccounts: [String: AdminAccount] = [:]
         var revokedAdminTokens: [Data: Int64] = [:]
         var events: [String: SecurityEvent] = [:]
         var upstreamIdPs: [String: UpstreamIdP] = [:]
@@ -524,6 +525,13 @@ public final class InMemoryStore: LatchStore {
             apply { state in state.testKeys.removeValue(forKey: id) == nil ? refusal : nil }
         }
 
+        func deleteTestRegistrationKeys(owner: String) {
+            apply { state in
+                state.testKeys = state.testKeys.filter { $0.value.owner != owner }
+                return nil
+            }
+        }
+
         func insertClient(_ client: Client, ifTaken refusal: any Error & Sendable) {
             apply { state in
                 guard state.clients[client.id] == nil else { return refusal }
@@ -597,8 +605,45 @@ public final class InMemoryStore: LatchStore {
             }
         }
 
+        func putAdminTokenOfAccount(_ token: AdminTokenRecord, ifAccountMissing refusal: any Error & Sendable) {
+            apply { state in
+                guard state.adminAccounts[token.accountID] != nil else { return refusal }
+                state.adminTokens[token.id] = token
+                return nil
+            }
+        }
+
         func deleteAdminToken(id: String, ifMissing refusal: any Error & Sendable) {
             apply { state in state.adminTokens.removeValue(forKey: id) == nil ? refusal : nil }
+        }
+
+        func insertAdminAccount(_ account: AdminAccount, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                guard state.adminAccounts[account.id] == nil, !state.adminAccounts.values.contains(where: { $0.usernameKey == account.usernameKey })
+                else { return refusal }
+                state.adminAccounts[account.id] = account
+                return nil
+            }
+        }
+
+        func ensureRootAdminAccount(createdAt: Int64) {
+            apply { state in
+                let root = AdminAccount.root(createdAt: createdAt)
+                if state.adminAccounts[root.id] == nil, !state.adminAccounts.values.contains(where: { $0.usernameKey == root.usernameKey }) {
+                    state.adminAccounts[root.id] = root
+                }
+                return nil
+            }
+        }
+
+        func deleteAdminAccount(id: String, ifMissing refusal: any Error & Sendable, ifLastOwner lastOwner: any Error & Sendable) {
+            apply { state in
+                guard let account = state.adminAccounts[id] else { return refusal }
+                if account.role == .owner, !state.adminAccounts.values.contains(where: { $0.role == .owner && $0.id != id }) { return lastOwner }
+                state.adminAccounts[id] = nil
+                state.adminTokens = state.adminTokens.filter { $0.value.accountID != id }
+                return nil
+            }
         }
 
         func rememberRevokedAdminToken(hash: Data, id: String, at: Int64) {
@@ -790,6 +835,10 @@ public final class InMemoryStore: LatchStore {
 
     public func isRevokedAdminToken(hash: Data) async throws -> Bool {
         state.withLock { $0.revokedAdminTokens[hash] != nil }
+    }
+
+    public func adminAccounts() async throws -> [AdminAccount] {
+        state.withLock { state in state.adminAccounts.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) } }
     }
 
     public func loginIssuers() async throws -> [LoginIssuer] {

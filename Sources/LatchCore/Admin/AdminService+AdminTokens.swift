@@ -2,50 +2,86 @@ import LatchModel
 import Logging
 
 extension AdminService {
-    /// A new admin token, shown this once; only its hash is kept.
-    public func createAdminToken(name: String?) async throws -> AdminTokenCreated {
-        let name = name ?? "admin"
+    /// The lifetime of a token created without `expiresIn`: 90 days.
+    public static let defaultAdminTokenLifetime: Int64 = 90 * 86_400
+    /// The bounds of `expiresIn`: a minute to 366 days.
+    public static let adminTokenLifetimes: ClosedRange<Int64> = 60...(366 * 86_400)
+
+    /// A new admin token, shown this once; only its hash is kept. It belongs to the caller's account — or, for an
+    /// owner, to `request.accountId` (until admins sign in themselves, that is how an account gets its first
+    /// token) — and carries `role` (default: the lower of the caller's and the account's), which may exceed
+    /// neither.
+    public func createAdminToken(_ request: AdminTokenRequest, caller: AdminCaller) async throws -> AdminTokenCreated {
+        let name = request.name ?? "admin"
         guard Self.isName(name, max: 64) else { throw LatchError.invalidInput("name must be 1–64 printable characters") }
+        let lifetime = request.expiresIn ?? Self.defaultAdminTokenLifetime
+        guard Self.adminTokenLifetimes.contains(lifetime) else {
+            throw LatchError.invalidInput("expiresIn must be \(Self.adminTokenLifetimes.lowerBound)–\(Self.adminTokenLifetimes.upperBound) seconds (366 days)")
+        }
+        let accountID = request.accountId ?? caller.accountID
+        guard accountID == caller.accountID || caller.role == .owner else {
+            throw LatchError.forbidden("only an owner may create tokens for another account")
+        }
+        guard let account = try await store.adminAccounts().first(where: { $0.id == accountID }) else {
+            throw LatchError.notFound("no such admin account")
+        }
+        let role = request.role ?? min(caller.role, account.role)
+        try AdminPolicy.checkGrant(role, by: caller)
+        guard role <= account.role else {
+            throw LatchError.forbidden("account \(account.id) is \(account.role.rawValue): its tokens cannot carry the role \(role.rawValue)")
+        }
         let id = "at_" + random.token(byteCount: 9)
         let token = "lat_" + random.token()
-        try await store.putAdminToken(AdminTokenRecord(id: id, name: name, hash: Secrets.hash(token), createdAt: clock.seconds()))
+        let now = clock.seconds()
+        let record = AdminTokenRecord(
+            id: id, name: name, hash: Secrets.hash(token), createdAt: now, accountID: account.id, role: role, expiresAt: now + lifetime)
+        // Refused when the account was deleted meanwhile: no token of a deleted account is stored.
+        let stored = try await store.succeeds { transaction, refusal in
+            transaction.putAdminTokenOfAccount(record, ifAccountMissing: refusal)
+        }
+        guard stored else { throw LatchError.notFound("no such admin account") }
         try await authenticator.reload()
-        logger.info("admin token created", metadata: ["id": "\(id)", "name": "\(name)"])
-        return AdminTokenCreated(id: id, name: name, token: token)
+        logger.info(
+            "admin token created",
+            metadata: ["id": "\(id)", "name": "\(name)", "role": "\(role.rawValue)", "account": "\(account.id)", "by": "\(caller.tokenID)"])
+        return AdminTokenCreated(id: id, name: name, role: role, accountId: account.id, expiresAt: record.expiresAt, token: token)
     }
 
-    public func adminTokens() async throws -> AdminTokenList {
-        AdminTokenList(tokens: try await store.adminTokens().map { AdminTokenInfo(id: $0.id, name: $0.name, createdAt: $0.createdAt) })
+    /// The tokens `caller` may see: every one, but a `support` caller sees its own account's only.
+    public func adminTokens(caller: AdminCaller) async throws -> AdminTokenList {
+        AdminTokenList(
+            tokens: try await store.adminTokens().filter { caller.role != .support || $0.accountID == caller.accountID }.map {
+                AdminTokenInfo(id: $0.id, name: $0.name, role: $0.role, accountId: $0.accountID, expiresAt: $0.expiresAt, createdAt: $0.createdAt)
+            })
     }
 
-    /// Revokes a token for good (its hash is remembered, so `LATCH_ADMIN_TOKEN` set to a revoked value stays
-    /// refused after a restart: a new value is needed); the last one cannot be revoked (nobody could administer the deployment any more), and the
-    /// one making the request only with `force` (its next call would be refused: a caller should know).
-    /// Revokes admin token `id`. Resources it owns (signing certificates) are listed in a `conflict` answer unless
-    /// `deleteOwned` is set; then they are deleted in the same unit of work.
-    public func revokeAdminToken(id: String, callerTokenID: String?, force: Bool, deleteOwned: Bool = false) async throws {
+    /// Whether `caller` may revoke `token`: an owner any; anyone its own account's; an admin those up to `admin`.
+    static func mayRevoke(_ token: AdminTokenRecord, by caller: AdminCaller) -> Bool {
+        caller.role == .owner || token.accountID == caller.accountID || (caller.role == .admin && token.role <= .admin)
+    }
+
+    /// Revokes admin token `id` for good (its hash is remembered, so `LATCH_ADMIN_TOKEN` set to a revoked value stays
+    /// refused after a restart: a new value is needed). The last live one cannot be revoked (nobody could
+    /// administer the deployment any more), and the one making the request only with `force` (its next call would
+    /// be refused: a caller should know). Resources belong to accounts, not tokens: they stay.
+    public func revokeAdminToken(id: String, caller: AdminCaller, force: Bool) async throws {
         let tokens = try await store.adminTokens()
-        guard let token = tokens.first(where: { $0.id == id }) else { throw LatchError.notFound("no such admin token") }
-        guard tokens.count > 1 else { throw LatchError(.conflict, "the last admin token cannot be revoked; create another first") }
-        guard id != callerTokenID || force else {
+        guard let token = tokens.first(where: { $0.id == id }), caller.role != .support || token.accountID == caller.accountID else {
+            throw LatchError.notFound("no such admin token")
+        }
+        guard Self.mayRevoke(token, by: caller) else {
+            throw LatchError.forbidden("revoking a \(token.role.rawValue) token of another account needs the role owner")
+        }
+        let now = clock.seconds()
+        guard tokens.contains(where: { $0.id != id && !$0.isExpired(at: now) }) else {
+            throw LatchError(.conflict, "the last admin token cannot be revoked; create another first")
+        }
+        guard id != caller.tokenID || force else {
             throw LatchError(.conflict, "this is the token making this request: after revoking it, it is refused; repeat with force=true to revoke it anyway")
         }
-        let owned = try await store.signingCertificates().filter { $0.owner == id }
-        guard owned.isEmpty || deleteOwned else {
-            let list = owned.prefix(20).map { "\($0.clientID)/\($0.sha256)" }.joined(separator: ", ")
-            throw LatchError(
-                .conflict,
-                "this token owns \(owned.count) signing certificate(s) that are deleted with it: \(list); repeat with deleteOwned=true to revoke it and delete them")
-        }
         // The hash is remembered: a revoked LATCH_ADMIN_TOKEN is not re-enabled by the next start.
-        let revoked = try await store.succeeds { transaction, refusal in
-            transaction.deleteAdminToken(id: token.id, ifMissing: refusal)
-            transaction.rememberRevokedAdminToken(hash: token.hash, id: token.id, at: clock.seconds())
-            transaction.deleteSigningCertificates(owner: token.id)
-        }
-        guard revoked else { throw LatchError.notFound("no such admin token") }
+        guard try await store.revokeAdminToken(token, at: now) else { throw LatchError.notFound("no such admin token") }
         try await authenticator.reload()
-        if !owned.isEmpty { try await evidenceApps?.reload() }
-        logger.info("admin token revoked", metadata: ["id": "\(id)"])
+        logger.info("admin token revoked", metadata: ["id": "\(id)", "by": "\(caller.tokenID)"])
     }
 }

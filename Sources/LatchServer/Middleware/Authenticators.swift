@@ -105,12 +105,24 @@ struct AdminAuthenticatorMiddleware: RouterMiddleware {
                 code: .rateLimited, message: "too many failed admin authentications from this address; retry after \(retryAfter) s",
                 extraHeaders: [.retryAfter: String(retryAfter)])
         }
-        guard let token = request.bearerToken, let id = try await admins.tokenID(of: token) else {
+        guard let token = request.bearerToken, let caller = try await admins.caller(of: token) else {
             _ = failures.acquire(context.clientAddress)
-            throw LatchError(.unauthorized, "a valid admin token is required")
+            throw LatchError(.unauthorized, "a valid admin token is required (unknown, revoked or expired)")
         }
         var context = context
-        context.adminTokenID = id
+        context.admin = caller
+        return try await next(request, context)
+    }
+}
+
+/// Checks the caller's role against ``AdminPolicy`` for the route the router matched (its template, e.g.
+/// `DELETE /admin/v1/users/{id}`), after authentication: a route the policy lacks is refused for every role.
+struct AdminPolicyMiddleware: RouterMiddleware {
+    typealias Context = AdminContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // The router sets the template before the route's group middleware runs; without one, nothing is allowed.
+        try AdminPolicy.check(context.role, method: request.method.rawValue, template: context.endpointPath ?? "")
         return try await next(request, context)
     }
 }
