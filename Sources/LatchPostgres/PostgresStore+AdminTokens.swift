@@ -1,5 +1,6 @@
 import Foundation
 import LatchCore
+import LatchModel
 import PostgresNIO
 
 extension PostgresStore: AdminTokenStore {

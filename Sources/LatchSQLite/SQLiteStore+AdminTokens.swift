@@ -1,5 +1,6 @@
 import Foundation
 import LatchCore
+import LatchModel
 
 extension SQLiteStore: AdminTokenStore {
     public func adminTokens() async throws -> [AdminTokenRecord] {

@@ -10,6 +10,14 @@ extension Admin {
         static let configuration = CommandConfiguration(
             commandName: "admins", abstract: "Admin accounts: who holds admin tokens, with which role.", subcommands: [Add.self, List.self, Delete.self])
 
+        /// Parses `--role`.
+        static func role(_ text: String) throws -> AdminRole {
+            guard let role = AdminRole(rawValue: text) else {
+                throw ValidationError("--role must be one of: " + AdminRole.allCases.map(\.rawValue).joined(separator: ", "))
+            }
+            return role
+        }
+
         struct Add: AsyncParsableCommand {
             static let configuration = CommandConfiguration(
                 abstract: "Create an admin account (owners only). Give it a token with `latch admin tokens create --account ID`.")

@@ -47,17 +47,20 @@ extension AdminService {
         return AdminTokenCreated(id: id, name: name, role: role, accountId: account.id, expiresAt: record.expiresAt, token: token)
     }
 
-    /// The tokens `caller` may see: every one, but a `support` caller sees its own account's only.
+    /// The tokens `caller` may see: every one, but a `support` caller sees those it may revoke only.
     public func adminTokens(caller: AdminCaller) async throws -> AdminTokenList {
         AdminTokenList(
-            tokens: try await store.adminTokens().filter { caller.role != .support || $0.accountID == caller.accountID }.map {
+            tokens: try await store.adminTokens().filter { caller.role != .support || Self.mayRevoke($0, by: caller) }.map {
                 AdminTokenInfo(id: $0.id, name: $0.name, role: $0.role, accountId: $0.accountID, expiresAt: $0.expiresAt, createdAt: $0.createdAt)
             })
     }
 
-    /// Whether `caller` may revoke `token`: an owner any; anyone its own account's; an admin those up to `admin`.
+    /// Whether `caller` may revoke `token`: an owner any; an admin any up to `admin`; others their own account's up
+    /// to their role. Never one above the caller's role, even of its own account (a lower token of the built-in
+    /// owner's account must not revoke `LATCH_ADMIN_TOKEN`).
     static func mayRevoke(_ token: AdminTokenRecord, by caller: AdminCaller) -> Bool {
-        caller.role == .owner || token.accountID == caller.accountID || (caller.role == .admin && token.role <= .admin)
+        guard caller.role != .owner else { return true }
+        return token.role <= caller.role && (caller.role == .admin || token.accountID == caller.accountID)
     }
 
     /// Revokes admin token `id` for good (its hash is remembered, so `LATCH_ADMIN_TOKEN` set to a revoked value stays
@@ -66,11 +69,12 @@ extension AdminService {
     /// be refused: a caller should know). Resources belong to accounts, not tokens: they stay.
     public func revokeAdminToken(id: String, caller: AdminCaller, force: Bool) async throws {
         let tokens = try await store.adminTokens()
-        guard let token = tokens.first(where: { $0.id == id }), caller.role != .support || token.accountID == caller.accountID else {
+        // Support sees only the tokens it may revoke: others are not found.
+        guard let token = tokens.first(where: { $0.id == id }), caller.role != .support || Self.mayRevoke(token, by: caller) else {
             throw LatchError.notFound("no such admin token")
         }
         guard Self.mayRevoke(token, by: caller) else {
-            throw LatchError.forbidden("revoking a \(token.role.rawValue) token of another account needs the role owner")
+            throw LatchError.forbidden("revoking this \(token.role.rawValue) token needs the role \(token.role == .owner ? "owner" : "owner, or admin")")
         }
         let now = clock.seconds()
         guard tokens.contains(where: { $0.id != id && !$0.isExpired(at: now) }) else {
