@@ -711,7 +711,9 @@ public final class InMemoryStore: LatchStore {
                 for id in custom { state.customTransactions[id] = nil }
                 let web = state.webSessions.filter { $0.value.expiresAt <= now }.keys.sorted().prefix(limit)
                 for id in web { state.webSessions[id] = nil }
-                result.set(jtis.count + sessions.count + transactions.count + custom.count + web.count)
+                let tokens = state.adminTokens.filter { ($0.value.expiresAt ?? .max) <= now - adminTokenRetention }.keys.sorted().prefix(limit)
+                for id in tokens { state.adminTokens[id] = nil }
+                result.set(jtis.count + sessions.count + transactions.count + custom.count + web.count + tokens.count)
                 return nil
             }
             return result

@@ -472,6 +472,16 @@ public enum StoreConformance {
             try await replica.putAdminToken(replaced)
             #expect(try await store.adminTokens().first == replaced)
         },
+        Check(name: "housekeeping deletes admin tokens a week past their expiry; tokens without one stay") { store, replica in
+            try await store.putAdminToken(AdminTokenRecord(id: "env", name: "env", hash: Data([1]), createdAt: 1))
+            try await store.putAdminToken(AdminTokenRecord(id: "t1", name: "a", hash: Data([2]), createdAt: 1, role: .auditor, expiresAt: 100))
+            try await store.putAdminToken(AdminTokenRecord(id: "t2", name: "b", hash: Data([3]), createdAt: 1, role: .auditor, expiresAt: 200))
+            #expect(try await replica.purgeExpired(now: 100 + adminTokenRetention - 1, limit: 10) == 0)
+            #expect(try await replica.purgeExpired(now: 100 + adminTokenRetention, limit: 10) == 1)
+            #expect(try await store.adminTokens().map(\.id) == ["env", "t2"])
+            #expect(try await replica.purgeExpired(now: 10 * adminTokenRetention, limit: 10) == 1)
+            #expect(try await store.adminTokens().map(\.id) == ["env"])
+        },
         Check(name: "admin accounts: deleting one deletes its tokens and, in the same unit, what it owns; the last owner stays, even raced on two replicas") { store, replica in
             try await store.write { $0.ensureRootAdminAccount(createdAt: 1) }
             let owner2 = AdminAccount(id: "adm_o", username: "olga", role: .owner, createdAt: 2, createdBy: "adm_root")
