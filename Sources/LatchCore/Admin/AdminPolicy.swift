@@ -109,7 +109,8 @@ public enum AdminPolicy {
     /// Refuses `caller` to grant `role` above its own (escalation).
     static func checkGrant(_ role: AdminRole, by caller: AdminCaller) throws(LatchError) {
         guard role <= caller.role else {
-            throw LatchError(.forbidden, "a \(caller.role.rawValue) token cannot grant the role \(role.rawValue): it needs the role \(role.rawValue) or above")
+            throw LatchError(
+                .forbidden, "a token of role \(caller.role.rawValue) cannot grant the role \(role.rawValue): that needs the role \(role.rawValue) or above")
         }
     }
 }

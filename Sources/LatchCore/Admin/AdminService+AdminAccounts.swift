@@ -13,7 +13,7 @@ extension AdminService {
         let account = AdminAccount(
             id: "adm_" + random.token(byteCount: 9), username: request.username, role: request.role, createdAt: clock.seconds(),
             createdBy: caller.accountID)
-        guard account.usernameKey != AdminAccount.root(createdAt: 0).usernameKey, try await store.addAdminAccount(account) else {
+        guard account.usernameKey != AdminAccount.rootUsername, try await store.addAdminAccount(account) else {
             throw LatchError(.conflict, "an admin account with this username exists")
         }
         logger.info("admin account created", metadata: ["id": "\(account.id)", "role": "\(account.role.rawValue)", "by": "\(caller.accountID)"])

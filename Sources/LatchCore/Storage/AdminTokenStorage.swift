@@ -5,6 +5,8 @@ import LatchModel
 public struct AdminAccount: Sendable, Hashable {
     /// The built-in owner: `LATCH_ADMIN_TOKEN` and the generated bootstrap token belong to it.
     public static let rootID = "adm_root"
+    /// The built-in owner's username, reserved.
+    public static let rootUsername = "root"
 
     public var id: String
     public var username: String
@@ -26,7 +28,7 @@ public struct AdminAccount: Sendable, Hashable {
 
     /// The built-in owner account, `root`.
     public static func root(createdAt: Int64) -> AdminAccount {
-        AdminAccount(id: rootID, username: "root", role: .owner, createdAt: createdAt, createdBy: nil)
+        AdminAccount(id: rootID, username: rootUsername, role: .owner, createdAt: createdAt, createdBy: nil)
     }
 }
 
