@@ -319,9 +319,10 @@ let package = Package(
         .testTarget(
             name: "LatchServerTests",
             dependencies: [
-                "LatchServer", "LatchApp", "LatchTesting", "LatchSQLite", "LatchAttestation", "LatchCBOR",
+                "LatchServer", "LatchApp", "LatchTesting", "LatchSQLite", "LatchPostgres", "LatchAttestation", "LatchCBOR",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),

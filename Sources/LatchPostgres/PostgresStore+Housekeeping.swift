@@ -9,7 +9,7 @@ extension PostgresTransaction: HousekeepingWrites {
     /// works; the others report 0 at once.
     func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int> {
         let result = WriteResult(0)
-        add(statements: 6) { connection in
+        add(statements: 7) { connection in
             let locked: Bool? = try await connection.run("SELECT pg_try_advisory_xact_lock(\(Self.purgeLockKey))").first(Bool.self)
             guard locked ?? false else { return nil }
             var total = 0
@@ -35,6 +35,10 @@ extension PostgresTransaction: HousekeepingWrites {
             ).all(Int.self).count
             total += try await connection.run(
                 "DELETE FROM web_sessions WHERE id IN (SELECT id FROM web_sessions WHERE expires_at <= \(now) LIMIT \(limit)) RETURNING 1"
+            ).all(Int.self).count
+            let tokensBefore = now - adminTokenRetention
+            total += try await connection.run(
+                "DELETE FROM admin_tokens WHERE id IN (SELECT id FROM admin_tokens WHERE expires_at <= \(tokensBefore) LIMIT \(limit)) RETURNING 1"
             ).all(Int.self).count
             result.set(total)
             return nil

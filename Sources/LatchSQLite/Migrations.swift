@@ -384,6 +384,36 @@ enum Migrations {
                 INSERT INTO audit_head (id, head_seq, head_mac, anchor_seq, anchor_mac)
                     SELECT 1, count(*), zeroblob(32), count(*), zeroblob(32) FROM audit_log;
                 """),
+        Migration(
+            name: "0015_admin_accounts",
+            sql: """
+                -- Admin accounts; a username is unique ignoring case (username_key is its lowercase form).
+                CREATE TABLE admins (
+                    id TEXT PRIMARY KEY,
+                    username TEXT NOT NULL,
+                    username_key TEXT NOT NULL UNIQUE,
+                    role TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    created_by TEXT
+                ) STRICT, WITHOUT ROWID;
+                -- The built-in owner, holding whatever existing tokens and resources there are (a fresh database
+                -- gets it when the first token is stored).
+                INSERT INTO admins (id, username, username_key, role, created_at, created_by)
+                    SELECT 'adm_root', 'root', 'root', 'owner', coalesce((SELECT min(created_at) FROM admin_tokens), 0), NULL
+                    WHERE EXISTS (SELECT 1 FROM admin_tokens) OR EXISTS (SELECT 1 FROM test_keys)
+                        OR EXISTS (SELECT 1 FROM signing_certificates);
+                -- Each token belongs to an account, carries a role and may expire (NULL: never).
+                ALTER TABLE admin_tokens ADD COLUMN account_id TEXT NOT NULL DEFAULT 'adm_root';
+                ALTER TABLE admin_tokens ADD COLUMN role TEXT NOT NULL DEFAULT 'owner';
+                ALTER TABLE admin_tokens ADD COLUMN expires_at INTEGER;
+                CREATE INDEX admin_tokens_account ON admin_tokens (account_id);
+                -- Test keys and signing certificates are owned by the account that created them (before: by a token,
+                -- and every token was the built-in owner's).
+                ALTER TABLE test_keys ADD COLUMN owner TEXT;
+                UPDATE test_keys SET owner = 'adm_root';
+                CREATE INDEX test_keys_owner ON test_keys (owner);
+                UPDATE signing_certificates SET owner = coalesce((SELECT account_id FROM admin_tokens WHERE id = signing_certificates.owner), 'adm_root');
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

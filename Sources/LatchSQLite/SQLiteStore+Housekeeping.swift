@@ -2,7 +2,7 @@ import LatchCore
 
 extension SQLiteTransaction: HousekeepingWrites {
     /// Deletes, in batches of at most `limit` per table: expired `jti`s (and used sign-in nonces), and sessions past their
-    /// purge time (absolute expiry, or a day after revocation), out-of-band and custom registration transactions a week past their expiry.
+    /// purge time (absolute expiry, or a day after revocation), out-of-band and custom registration transactions and admin tokens a week past their expiry.
     func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int> {
         let result = WriteResult(0)
         apply { db in
@@ -19,6 +19,8 @@ extension SQLiteTransaction: HousekeepingWrites {
                 [.int(now - customTransactionRetention), limit])
             total += try db.run(
                 "DELETE FROM web_sessions WHERE id IN (SELECT id FROM web_sessions WHERE expires_at <= ? LIMIT ?)", [.int(now), limit])
+            total += try db.run(
+                "DELETE FROM admin_tokens WHERE id IN (SELECT id FROM admin_tokens WHERE expires_at <= ? LIMIT ?)", [.int(now - adminTokenRetention), limit])
             result.set(total)
             return nil
         }

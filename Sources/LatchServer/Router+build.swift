@@ -67,6 +67,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
             middleware: AdminAuthenticatorMiddleware(
                 admins: services.adminAuthenticator, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now)))
         .group(context: AdminContext.self)
+        .add(middleware: AdminPolicyMiddleware(audit: services.audit?.recorder))
     AdminController(admin: services.admin, issuer: services.settings.issuer).add(to: admin)
     if services.authorization != nil { AdminController(admin: services.admin, issuer: services.settings.issuer).addUpstreamIdPs(to: admin) }
     if let fido = services.fido { FidoController(fido: fido, sessions: services.sessions).addAdmin(to: admin) }
@@ -84,6 +85,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
                     admins: services.adminAuthenticator, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now))
             )
             .group(context: AdminContext.self)
+            .add(middleware: AdminPolicyMiddleware(audit: services.audit?.recorder))
             .get { _, _ -> Response in metrics.response() }
     }
     methods.record(router.routes)

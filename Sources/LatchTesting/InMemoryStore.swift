@@ -31,6 +31,7 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
         var customTransactions: [String: CustomTransaction] = [:]
         var signingKeys: [String: SigningKeyRecord] = [:]
         var adminTokens: [String: AdminTokenRecord] = [:]
+        var adminAccounts: [String: AdminAccount] = [:]
         var revokedAdminTokens: [Data: Int64] = [:]
         /// The audit log, oldest first, and its anchor and head.
         var audit: [AuditRecord] = []
@@ -532,6 +533,13 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
             apply { state in state.testKeys.removeValue(forKey: id) == nil ? refusal : nil }
         }
 
+        func deleteTestRegistrationKeys(owner: String) {
+            apply { state in
+                state.testKeys = state.testKeys.filter { $0.value.owner != owner }
+                return nil
+            }
+        }
+
         func insertClient(_ client: Client, ifTaken refusal: any Error & Sendable) {
             apply { state in
                 guard state.clients[client.id] == nil else { return refusal }
@@ -605,8 +613,45 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
             }
         }
 
+        func putAdminTokenOfAccount(_ token: AdminTokenRecord, ifAccountMissing refusal: any Error & Sendable) {
+            apply { state in
+                guard state.adminAccounts[token.accountID] != nil else { return refusal }
+                state.adminTokens[token.id] = token
+                return nil
+            }
+        }
+
         func deleteAdminToken(id: String, ifMissing refusal: any Error & Sendable) {
             apply { state in state.adminTokens.removeValue(forKey: id) == nil ? refusal : nil }
+        }
+
+        func insertAdminAccount(_ account: AdminAccount, ifTaken refusal: any Error & Sendable) {
+            apply { state in
+                guard state.adminAccounts[account.id] == nil, !state.adminAccounts.values.contains(where: { $0.usernameKey == account.usernameKey })
+                else { return refusal }
+                state.adminAccounts[account.id] = account
+                return nil
+            }
+        }
+
+        func ensureRootAdminAccount(createdAt: Int64) {
+            apply { state in
+                let root = AdminAccount.root(createdAt: createdAt)
+                if state.adminAccounts[root.id] == nil, !state.adminAccounts.values.contains(where: { $0.usernameKey == root.usernameKey }) {
+                    state.adminAccounts[root.id] = root
+                }
+                return nil
+            }
+        }
+
+        func deleteAdminAccount(id: String, ifMissing refusal: any Error & Sendable, ifLastOwner lastOwner: any Error & Sendable) {
+            apply { state in
+                guard let account = state.adminAccounts[id] else { return refusal }
+                if account.role == .owner, !state.adminAccounts.values.contains(where: { $0.role == .owner && $0.id != id }) { return lastOwner }
+                state.adminAccounts[id] = nil
+                state.adminTokens = state.adminTokens.filter { $0.value.accountID != id }
+                return nil
+            }
         }
 
         func rememberRevokedAdminToken(hash: Data, id: String, at: Int64) {
@@ -694,7 +739,9 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
                 for id in custom { state.customTransactions[id] = nil }
                 let web = state.webSessions.filter { $0.value.expiresAt <= now }.keys.sorted().prefix(limit)
                 for id in web { state.webSessions[id] = nil }
-                result.set(jtis.count + sessions.count + transactions.count + custom.count + web.count)
+                let tokens = state.adminTokens.filter { ($0.value.expiresAt ?? .max) <= now - adminTokenRetention }.keys.sorted().prefix(limit)
+                for id in tokens { state.adminTokens[id] = nil }
+                result.set(jtis.count + sessions.count + transactions.count + custom.count + web.count + tokens.count)
                 return nil
             }
             return result
@@ -824,6 +871,10 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
 
     public func isRevokedAdminToken(hash: Data) async throws -> Bool {
         state.withLock { $0.revokedAdminTokens[hash] != nil }
+    }
+
+    public func adminAccounts() async throws -> [AdminAccount] {
+        state.withLock { state in state.adminAccounts.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) } }
     }
 
     public func loginIssuers() async throws -> [LoginIssuer] {

@@ -7,7 +7,7 @@ struct Admin: AsyncParsableCommand {
         abstract: "Administer a running Latch through its admin API.",
         subcommands: [
             Issuers.self, TestKeys.self, Users.self, Clients.self, Tokens.self, ClientConfig.self, RotateKey.self, AttestationAdmin.self,
-            LoginIssuers.self, ResourceServers.self, CustomProviders.self, UpstreamIdPs.self,
+            LoginIssuers.self, ResourceServers.self, CustomProviders.self, UpstreamIdPs.self, Admins.self,
         ])
 
     // MARK: Issuers
@@ -263,13 +263,18 @@ struct Admin: AsyncParsableCommand {
             static let configuration = CommandConfiguration(abstract: "Create an admin token (shown once).")
             @OptionGroup var server: ServerOptions
             @Option(help: "A name to recognise it by.") var name: String?
+            @Option(help: "Its role: owner, admin, support or auditor (default: yours; never above it).") var role: String?
+            @Option(help: "Seconds until it expires, 60 to 31622400 (366 days); default 90 days.") var expiresIn: Int64?
+            @Option(help: "The admin account it is for (owners only; default: yours).") var account: String?
             func run() async throws {
-                AdminHTTP.printJSON(try await AdminHTTP(options: server).send("POST", "/admin/v1/tokens", body: AdminTokenRequest(name: name)))
+                AdminHTTP.printJSON(
+                    try await AdminHTTP(options: server).send(
+                        "POST", "/admin/v1/tokens", body: AdminTokenRequest(name: name, role: try role.map(Admins.role), expiresIn: expiresIn, accountId: account)))
             }
         }
 
         struct List: AsyncParsableCommand {
-            static let configuration = CommandConfiguration(abstract: "List admin tokens (ids and names, never the tokens).")
+            static let configuration = CommandConfiguration(abstract: "List admin tokens (ids, names, roles, accounts, expiries; never the tokens).")
             @OptionGroup var server: ServerOptions
             func run() async throws { AdminHTTP.printJSON(try await AdminHTTP(options: server).send("GET", "/admin/v1/tokens")) }
         }
@@ -280,11 +285,8 @@ struct Admin: AsyncParsableCommand {
             @OptionGroup var server: ServerOptions
             @Argument var id: String
             @Flag(help: "Revoke it even if it is the token this command uses (later commands with it are refused).") var force = false
-            @Flag(help: "Also delete what it owns (signing certificates); without it, owned resources are listed and nothing is revoked.")
-            var deleteOwned = false
             func run() async throws {
-                let query = [force ? "force=true" : nil, deleteOwned ? "deleteOwned=true" : nil].compactMap { $0 }.joined(separator: "&")
-                _ = try await AdminHTTP(options: server).send("DELETE", "/admin/v1/tokens/\(id.pathEscaped)" + (query.isEmpty ? "" : "?" + query))
+                _ = try await AdminHTTP(options: server).send("DELETE", "/admin/v1/tokens/\(id.pathEscaped)" + (force ? "?force=true" : ""))
             }
         }
     }

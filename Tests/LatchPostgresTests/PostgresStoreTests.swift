@@ -1,5 +1,7 @@
 import Foundation
 import LatchCore
+import LatchJOSE
+import LatchModel
 @testable import LatchPostgres
 import LatchTesting
 import PostgresNIO
@@ -67,6 +69,40 @@ struct PostgresStoreTests {
                 }
             }
             #expect(rows == Int64(SchemaMigrations.names.count))
+        }
+    }
+
+    @Test("Upgrading to 0015_admin_accounts: the built-in owner adm_root holds the existing tokens (owner, no expiry), test keys and signing certificates")
+    func upgradeToAdminAccounts() async throws {
+        try await PostgresTestDatabase.withFresh { url in
+            let before = try #require(PostgresMigrations.all.firstIndex { $0.name == "0015_admin_accounts" })
+            let client = PostgresClient(configuration: try PostgresStore.configuration(url: url, poolSize: 1))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await client.run() }
+                try await client.query("CREATE TABLE latch_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)")
+                for (index, migration) in PostgresMigrations.all.prefix(before).enumerated() {
+                    for statement in migration.sql { try await client.query(PostgresQuery(unsafeSQL: statement)) }
+                    try await client.query("INSERT INTO latch_migrations VALUES (\(index + 1), \(migration.name), 0)")
+                }
+                for statement in [
+                    "INSERT INTO admin_tokens (id, name, hash, created_at) VALUES ('env', 'LATCH_ADMIN_TOKEN', '\\x01', 7), ('at_1', 'ci', '\\x02', 9)",
+                    "INSERT INTO clients (id, name, created_at) VALUES ('app', 'App', 1)",
+                    "INSERT INTO signing_certificates (client_id, sha256, owner, created_at) VALUES ('app', 'aa', 'at_1', 10), ('app', 'bb', 'at_gone', 11)",
+                ] {
+                    try await client.query(PostgresQuery(unsafeSQL: statement))
+                }
+                let der = TestKeys.rsa.publicKey.derRepresentation
+                try await client.query(try "INSERT INTO test_keys (key_id, algorithm, public_key, created_at) VALUES ('register_key', 'RS256', \(der), 8)")
+                group.cancelAll()
+            }
+            try await PostgresStore.withRunning(url: url, poolSize: 1) { store in
+                #expect(try await store.adminAccounts() == [AdminAccount.root(createdAt: 7)])
+                let tokens = try await store.adminTokens()
+                #expect(tokens.map(\.id) == ["env", "at_1"])
+                #expect(tokens.allSatisfy { $0.accountID == AdminAccount.rootID && $0.role == .owner && $0.expiresAt == nil })
+                #expect(try await store.testRegistrationKey(id: "register_key")?.owner == AdminAccount.rootID)
+                #expect(try await store.signingCertificates().map(\.owner) == [AdminAccount.rootID, AdminAccount.rootID])
+            }
         }
     }
 

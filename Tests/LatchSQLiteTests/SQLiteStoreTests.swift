@@ -61,6 +61,51 @@ struct SQLiteStoreTests {
         #expect(try await store.user(username: "bob")?.id == "u-bob")
     }
 
+    @Test("Upgrading to 0015_admin_accounts: the built-in owner adm_root holds the existing tokens (owner, no expiry), test keys and signing certificates")
+    func upgradeToAdminAccounts() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let path = directory.path + "/latch.sqlite"
+        let before = try #require(Migrations.all.firstIndex { $0.name == "0015_admin_accounts" })
+        do {
+            let handle = try SQLiteHandle(path: path, create: true)
+            try handle.execute("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;")
+            try handle.execute("CREATE TABLE latch_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT;")
+            for (index, migration) in Migrations.all.prefix(before).enumerated() {
+                try handle.execute(migration.sql)
+                try handle.run("INSERT INTO latch_migrations VALUES (?, ?, 0)", [.int(Int64(index + 1)), .text(migration.name)])
+            }
+            try handle.execute(
+                """
+                INSERT INTO admin_tokens (id, name, hash, created_at) VALUES ('env', 'LATCH_ADMIN_TOKEN', x'01', 7), ('at_1', 'ci', x'02', 9);
+                INSERT INTO clients (id, name, created_at) VALUES ('app', 'App', 1);
+                INSERT INTO signing_certificates (client_id, sha256, owner, created_at) VALUES ('app', 'aa', 'at_1', 10), ('app', 'bb', 'at_gone', 11);
+                """)
+            try handle.run(
+                "INSERT INTO test_keys (key_id, algorithm, public_key, created_at) VALUES ('register_key', 'RS256', ?, 8)",
+                [.blob(TestKeys.rsa.publicKey.derRepresentation)])
+        }
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        #expect(try await store.adminAccounts() == [AdminAccount.root(createdAt: 7)])
+        let tokens = try await store.adminTokens()
+        #expect(tokens.map(\.id) == ["env", "at_1"])
+        #expect(tokens.allSatisfy { $0.accountID == AdminAccount.rootID && $0.role == .owner && $0.expiresAt == nil })
+        #expect(try await store.testRegistrationKey(id: "register_key")?.owner == AdminAccount.rootID)
+        #expect(try await store.signingCertificates().map(\.owner) == [AdminAccount.rootID, AdminAccount.rootID])
+    }
+
+    @Test("A fresh database has no admin account until the first token is stored with the built-in owner")
+    func freshAdminAccounts() async throws {
+        try await withStore { store, _ in
+            #expect(try await store.adminAccounts().isEmpty)
+            let authenticator = AdminAuthenticator(store: store, clock: LatchClock { Date(timeIntervalSince1970: 42) })
+            _ = try await authenticator.bootstrap(configured: "a-configured-admin-token", random: .system)
+            #expect(try await store.adminAccounts() == [AdminAccount.root(createdAt: 42)])
+            #expect(try await authenticator.caller(of: "a-configured-admin-token") == AdminCaller(tokenID: "env", accountID: AdminAccount.rootID, role: .owner))
+        }
+    }
+
     @Test("A stored value this version cannot read is an unavailable store, never a default", arguments: [
         "UPDATE users SET kind = 'ALIEN'", "UPDATE users SET claims = 'not json'", "UPDATE device_keys SET public_key = x'00'",
     ])

@@ -242,18 +242,23 @@ struct AttestationFlowTests {
         }
     }
 
-    @Test("Signing certificates are owned: revoking their owner's admin token lists them first, then deletes them with it")
+    @Test("Signing certificates are owned by the admin account that adds them: deleting it lists them first, then deletes them with it")
     func ownedCertificates() async throws {
         try await Self.withDeployment { client, _, _ in
-            let created = try await client.admin(.post, "/admin/v1/tokens", AdminTokenRequest(name: "ops")).decode(AdminTokenCreated.self)
+            let account = try await client.admin(.post, "/admin/v1/admins", AdminAccountRequest(username: "ops", role: .admin)).decode(AdminAccountInfo.self)
+            let created = try await client.admin(.post, "/admin/v1/tokens", AdminTokenRequest(name: "ops", accountId: account.id))
+                .decode(AdminTokenCreated.self)
+            #expect(created.accountId == account.id && created.role == .admin)
             let sha = String(repeating: "ab", count: 32)
             let added = try await client.send(
                 .post, "/admin/v1/clients/default/signing-certificates", headers: [.authorization: "Bearer \(created.token)", .contentType: "application/json"],
                 body: #"{"sha256":"\#(sha)"}"#)
-            #expect(added.status == .created && added.json["owner"]?.stringValue == created.id)
-            let refused = try await client.admin(.delete, "/admin/v1/tokens/\(created.id)")
+            #expect(added.status == .created && added.json["owner"]?.stringValue == account.id)
+            // Revoking the token leaves the account's resources alone.
+            #expect(try await client.admin(.delete, "/admin/v1/tokens/\(created.id)").status == .noContent)
+            let refused = try await client.admin(.delete, "/admin/v1/admins/\(account.id)")
             #expect(refused.status == .conflict && refused.json["error_description"]?.stringValue?.contains(sha) == true)
-            #expect(try await client.admin(.delete, "/admin/v1/tokens/\(created.id)?deleteOwned=true").status == .noContent)
+            #expect(try await client.admin(.delete, "/admin/v1/admins/\(account.id)?deleteOwned=true").status == .noContent)
             let remaining = try await client.admin(.get, "/admin/v1/clients/default/signing-certificates").decode(AdminSigningCertificateList.self)
             #expect(remaining.signingCertificates.map(\.sha256) == [Hex.encode(Self.signingCertificate)])
         }

@@ -78,6 +78,7 @@ struct AuditTests {
                     "admin.custom_providers.create", "hooks.example.com"),
                 Change(.patch, "/admin/v1/custom-providers/crm", #"{"hookSecret":"another-secret-hook-key"}"#, "admin.custom_providers.update", "hook secret replaced"),
                 Change(.delete, "/admin/v1/custom-providers/crm", nil, "admin.custom_providers.delete", "crm"),
+                Change(.post, "/admin/v1/admins", #"{"username":"mia","role":"support"}"#, "admin.admins.create", "mia"),
                 Change(.post, "/admin/v1/users/\(user)/sign-out", nil, "user.sessions_revoked", ""),
                 Change(.delete, "/admin/v1/users/\(user)", nil, "user.deleted", ""),
             ]
@@ -93,7 +94,7 @@ struct AuditTests {
                 #expect(new.count == 1, "\(change.method) \(change.path) wrote \(new.map(\.type))")
                 let record = new.first
                 #expect(record?.type == change.type, "\(change.path)")
-                #expect(record?.actor == "admin:env" && record?.userAgent == "audit-table/1.0" && record?.mac?.count == 64)
+                #expect(record?.actor == "admin:adm_root/env" && record?.userAgent == "audit-table/1.0" && record?.mac?.count == 64)
                 #expect(change.detail.isEmpty || record?.detail?.contains(change.detail) == true, "\(change.path): \(record?.detail ?? "-")")
                 #expect(!(record?.detail ?? "").contains("secret-hook-key") && !(record?.detail ?? "").contains("s3cret"))
                 covered.insert("\(change.method) " + Self.template(change.path))
@@ -104,6 +105,12 @@ struct AuditTests {
                     new = try await Self.records(client, "&type=admin.resource_servers.delete")
                     #expect(new.count == 1 && new.first?.detail?.contains(id) == true)
                     covered.insert("DELETE /admin/v1/resource-servers/{clientId}")
+                }
+                if change.path == "/admin/v1/admins" {
+                    let id = reply.json["id"]?.stringValue ?? ""
+                    #expect(try await client.admin(.delete, "/admin/v1/admins/\(id)").status == .noContent)
+                    #expect(try await Self.records(client, "&type=admin.admins.delete").first?.detail?.contains("\"mia\" role support") == true)
+                    covered.insert("DELETE /admin/v1/admins/{id}")
                 }
                 if change.path == "/admin/v1/tokens" {
                     let id = reply.json["id"]?.stringValue ?? ""
@@ -201,7 +208,7 @@ struct AuditTests {
             #expect(all.map(\.type) == ["admin.clients.create"] + Array(repeating: "user.registered", count: 5) + ["admin.issuers.create"])
             #expect(try await Self.records(client, "&type=admin.").count == 2)
             #expect(try await Self.records(client, "&type=user.registered,admin.clients.create").count == 6)
-            #expect(try await Self.records(client, "&actor=admin:env").count == 2)
+            #expect(try await Self.records(client, "&actor=admin:adm_root/env").count == 2)
             let subject = all[1].subject ?? ""
             #expect(try await Self.records(client, "&subject=\(subject)").map(\.seq) == [all[1].seq])
             let start = all.last!.at

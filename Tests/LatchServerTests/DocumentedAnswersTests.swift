@@ -80,6 +80,25 @@ struct DocumentedAnswersTests {
             #expect(try await client.admin(.delete, "/admin/v1/clients/ios").status == .noContent)
             #expect(try await client.admin(.delete, "/admin/v1/tokens/\(token.id)").status == .noContent)
             #expect(try await client.send(.delete, "/admin/v1/tokens/env", headers: admin).status == .conflict)
+            // Admin accounts and roles: create, list, a token of a lower role refused (403), an owned resource listed (409), delete.
+            let dana = try await client.admin(.post, "/admin/v1/admins", AdminAccountRequest(username: "dana", role: .support))
+            #expect(dana.status == .created)
+            let danaID = try dana.decode(AdminAccountInfo.self).id
+            #expect(try await client.admin(.post, "/admin/v1/admins", AdminAccountRequest(username: "DANA", role: .auditor)).status == .conflict)
+            #expect(try await client.adminRaw(.post, "/admin/v1/admins", #"{"username":"","role":"admin"}"#).status == .badRequest)
+            _ = try await client.admin(.get, "/admin/v1/admins")
+            let danaToken = try await client.admin(.post, "/admin/v1/tokens", AdminTokenRequest(name: "dana", expiresIn: 3600, accountId: danaID))
+                .decode(AdminTokenCreated.self)
+            let asDana: HTTPFields = [.authorization: "Bearer \(danaToken.token)", .contentType: "application/json"]
+            #expect(try await client.send(.get, "/admin/v1/tokens", headers: asDana).status == .ok)
+            #expect(try await client.send(.get, "/admin/v1/clients", headers: asDana).status == .forbidden)
+            #expect(try await client.send(.post, "/admin/v1/tokens", headers: asDana, body: #"{"role":"admin"}"#).status == .forbidden)
+            #expect(try await client.send(.post, "/admin/v1/admins", headers: asDana, body: #"{"username":"x","role":"owner"}"#).status == .forbidden)
+            #expect(try await client.send(.delete, "/admin/v1/admins/\(danaID)", headers: asDana).status == .forbidden)
+            #expect(try await client.admin(.delete, "/admin/v1/admins/adm_root").status == .conflict)
+            #expect(try await client.admin(.delete, "/admin/v1/admins/ghost").status == .notFound)
+            #expect(try await client.admin(.delete, "/admin/v1/admins/\(danaID)").status == .noContent)
+            #expect(try await client.send(.get, "/admin/v1/users", headers: asDana).status == .unauthorized)
             // Rate limits, from one (forwarded) address: every limited endpoint answers 429 once it is spent.
             let flood: HTTPFields = [.init("X-Forwarded-For")!: "203.0.113.9", .contentType: "application/json"]
             var limited = false

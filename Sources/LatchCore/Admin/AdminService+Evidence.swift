@@ -126,7 +126,7 @@ extension AdminService {
 
     // MARK: Signing certificates
 
-    /// Adds a signing-certificate fingerprint to client `clientID`, owned by admin token `owner`.
+    /// Adds a signing-certificate fingerprint to client `clientID`, owned by admin account `owner`.
     public func addSigningCertificate(clientID: String, _ request: AdminSigningCertificateRequest, owner: String) async throws -> AdminSigningCertificate {
         guard let sha256 = EvidenceRules.fingerprint(request.sha256) else {
             throw LatchError.invalidInput("sha256 must be 64 hex digits (colons allowed), the SHA-256 of the signing certificate")

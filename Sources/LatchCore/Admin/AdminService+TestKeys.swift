@@ -3,7 +3,8 @@ import LatchModel
 import Logging
 
 extension AdminService {
-    public func createTestKey(_ request: AdminTestKeyRequest) async throws -> AdminTestKeyCreated {
+    /// Creates a test registration key owned by admin account `owner` (it is deleted with that account).
+    public func createTestKey(_ request: AdminTestKeyRequest, owner: String? = nil) async throws -> AdminTestKeyCreated {
         // The SDKs' default key id is `register_key`: the first key gets it unless another id is asked for.
         let keyID: String
         if let requested = request.keyId {
@@ -16,10 +17,10 @@ extension AdminService {
             throw LatchError.invalidInput("algorithm must be RS256, ES256 or ES384")
         }
         let privateKey = try PrivateKey.generate(algorithm)
-        let event = change("test_keys", "create", "test key \(keyID) \(algorithm.rawValue)")
+        let event = change("test_keys", "create", "test key \(keyID) \(algorithm.rawValue) owner \(owner ?? "none")")
         guard
             try await store.addTestRegistrationKey(
-                TestRegistrationKey(keyID: keyID, key: privateKey.publicKey, createdAt: clock.seconds()), recording: event)
+                TestRegistrationKey(keyID: keyID, key: privateKey.publicKey, createdAt: clock.seconds(), owner: owner), recording: event)
         else {
             throw LatchError(.conflict, "a test key with this keyId exists")
         }

@@ -12,6 +12,8 @@ public struct AuditLog: Sendable {
     /// Records older than this are purged by ``purgeExpired()``; nil keeps them all.
     let retention: Int64?
     let logger: Logger
+    /// Records refusals that write nothing else (an admin route refused for the caller's role).
+    public let recorder: AuditRecorder
 
     public init(
         store: any EventStore & UnitOfWork, chain: AuditChain, retention: Int64?, clock: LatchClock, random: RandomSource,
@@ -23,6 +25,7 @@ public struct AuditLog: Sendable {
         self.clock = clock
         self.random = random
         self.logger = logger
+        recorder = AuditRecorder(store: store, clock: clock, random: random, logger: logger)
     }
 
     /// Query parameters as the admin API takes them; every one checked.

@@ -52,6 +52,7 @@ public struct LatchError: Error, Sendable, CustomStringConvertible {
         .init(.invalidProof, message, detail: detail)
     }
     public static func notFound(_ message: String) -> LatchError { .init(.notFound, message) }
+    public static func forbidden(_ message: String) -> LatchError { .init(.forbidden, message) }
     public static func insufficientUserAuthentication(maxAge: Int) -> LatchError {
         .init(
             .insufficientUserAuthentication,

@@ -1,4 +1,36 @@
 import Foundation
+import LatchModel
+
+/// An admin account: who owns admin tokens and the resources they create.
+public struct AdminAccount: Sendable, Hashable {
+    /// The built-in owner: `LATCH_ADMIN_TOKEN` and the generated bootstrap token belong to it.
+    public static let rootID = "adm_root"
+    /// The built-in owner's username, reserved.
+    public static let rootUsername = "root"
+
+    public var id: String
+    public var username: String
+    public var role: AdminRole
+    public var createdAt: Int64
+    /// The account that created this one; nil for the built-in owner.
+    public var createdBy: String?
+
+    public init(id: String, username: String, role: AdminRole, createdAt: Int64, createdBy: String?) {
+        self.id = id
+        self.username = username
+        self.role = role
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+    }
+
+    /// What usernames are unique by: two usernames that differ only in case are the same.
+    public var usernameKey: String { username.lowercased() }
+
+    /// The built-in owner account, `root`.
+    public static func root(createdAt: Int64) -> AdminAccount {
+        AdminAccount(id: rootID, username: rootUsername, role: .owner, createdAt: createdAt, createdBy: nil)
+    }
+}
 
 /// An admin bearer token as stored: its hash, never the token.
 public struct AdminTokenRecord: Sendable, Hashable {
@@ -6,13 +38,28 @@ public struct AdminTokenRecord: Sendable, Hashable {
     public var name: String
     public var hash: Data
     public var createdAt: Int64
+    /// The account the token belongs to.
+    public var accountID: String
+    /// What the token may do (at most its account's role when created).
+    public var role: AdminRole
+    /// Unix seconds from which the token is refused; nil for never.
+    public var expiresAt: Int64?
 
-    public init(id: String, name: String, hash: Data, createdAt: Int64) {
+    public init(
+        id: String, name: String, hash: Data, createdAt: Int64, accountID: String = AdminAccount.rootID, role: AdminRole = .owner,
+        expiresAt: Int64? = nil
+    ) {
         self.id = id
         self.name = name
         self.hash = hash
         self.createdAt = createdAt
+        self.accountID = accountID
+        self.role = role
+        self.expiresAt = expiresAt
     }
+
+    /// Whether the token is refused at `now`.
+    public func isExpired(at now: Int64) -> Bool { expiresAt.map { now >= $0 } ?? false }
 }
 
 /// Reading admin tokens (hashes only).
@@ -22,19 +69,39 @@ public protocol AdminTokenStore: Sendable {
     /// Whether a token with this hash was revoked: such a token is never stored again (a revoked
     /// `LATCH_ADMIN_TOKEN` stays revoked across restarts).
     func isRevokedAdminToken(hash: Data) async throws -> Bool
+    /// Every admin account, oldest first.
+    func adminAccounts() async throws -> [AdminAccount]
 }
 
 /// Writing admin tokens inside a unit of work.
 public protocol AdminTokenWrites {
     /// Stores a token under its id, replacing the one with that id (the environment's token changes this way).
     func putAdminToken(_ token: AdminTokenRecord)
+    /// Stores a new token of an existing account; refuses when its account does not exist.
+    func putAdminTokenOfAccount(_ token: AdminTokenRecord, ifAccountMissing refusal: any Error & Sendable)
     /// Deletes a token; refuses when there is none with this id.
     func deleteAdminToken(id: String, ifMissing refusal: any Error & Sendable)
     /// Remembers that the token with `hash` (stored under `id`) was revoked at `at`.
     func rememberRevokedAdminToken(hash: Data, id: String, at: Int64)
+    /// Inserts an account; refuses when its id or its username (ignoring case) is taken.
+    func insertAdminAccount(_ account: AdminAccount, ifTaken refusal: any Error & Sendable)
+    /// Inserts the built-in owner account unless it (or its username) exists.
+    func ensureRootAdminAccount(createdAt: Int64)
+    /// Deletes an account and every token it holds; refuses when there is none with this id, or when it is the
+    /// last `owner` (checked under a lock on the owners, so two replicas deleting the last two owners at once
+    /// cannot both succeed).
+    func deleteAdminAccount(id: String, ifMissing refusal: any Error & Sendable, ifLastOwner lastOwner: any Error & Sendable)
 }
 
 extension UnitOfWork {
+    /// Adds an account; `false` when its id or username is taken.
+    public func addAdminAccount(_ account: AdminAccount, recording event: SecurityEvent? = nil) async throws -> Bool {
+        try await succeeds { transaction, refusal in
+            transaction.insertAdminAccount(account, ifTaken: refusal)
+            if let event { transaction.record(event) }
+        }
+    }
+
     /// Stores a token under its id, replacing the one with that id.
     public func putAdminToken(_ token: AdminTokenRecord) async throws {
         try await write { $0.putAdminToken(token) }
@@ -46,10 +113,11 @@ extension UnitOfWork {
     }
 
     /// Deletes `token` and remembers its hash as revoked, in one unit; `false` when it was already gone.
-    public func revokeAdminToken(_ token: AdminTokenRecord, at: Int64) async throws -> Bool {
+    public func revokeAdminToken(_ token: AdminTokenRecord, at: Int64, recording event: SecurityEvent? = nil) async throws -> Bool {
         try await succeeds { transaction, refusal in
             transaction.deleteAdminToken(id: token.id, ifMissing: refusal)
             transaction.rememberRevokedAdminToken(hash: token.hash, id: token.id, at: at)
+            if let event { transaction.record(event) }
         }
     }
 }

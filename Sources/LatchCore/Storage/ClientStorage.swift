@@ -15,11 +15,11 @@ public struct Client: Sendable, Hashable {
 }
 
 /// A signing-certificate fingerprint of an Android app (SHA-256 of the certificate's DER, lowercase hex), owned by
-/// the admin identity that added it.
+/// the admin account that added it.
 public struct SigningCertificate: Sendable, Hashable {
     public var clientID: String
     public var sha256: String
-    /// The admin token id that added it.
+    /// The id of the admin account that added it.
     public var owner: String
     public var createdAt: Int64
 

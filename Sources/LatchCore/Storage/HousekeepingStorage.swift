@@ -2,9 +2,12 @@
 public protocol HousekeepingWrites {
     /// Deletes up to `limit` expired rows of each kind — nonces, remembered `jti`s, sessions past their purge time
     /// (their absolute expiry, or a day after revocation), out-of-band transactions ``outOfBandRetention`` seconds
-    /// past their token's expiry; reports how many in all.
+    /// past their token's expiry, admin tokens ``adminTokenRetention`` seconds past theirs; reports how many in all.
     func purgeExpired(now: Int64, limit: Int) -> WriteResult<Int>
 }
+
+/// How long an expired admin token is kept (listed, refused) before housekeeping deletes it: 7 days.
+public let adminTokenRetention: Int64 = 7 * 86_400
 
 /// How long an out-of-band transaction is kept after its token expired (its status answers until then): 7 days.
 public let outOfBandRetention: Int64 = 7 * 86_400

@@ -81,6 +81,12 @@ public enum StoredForm {
         return state
     }
 
+    /// Reads an admin role column.
+    public static func adminRole(_ text: String, column: String) throws -> AdminRole {
+        guard let role = AdminRole(rawValue: text) else { throw unreadable(column, text) }
+        return role
+    }
+
     static func unreadable(_ column: String, _ value: String) -> StoreUnavailableError {
         StoreUnavailableError("a stored \(column) cannot be read by this version of Latch: \(value.prefix(64))")
     }

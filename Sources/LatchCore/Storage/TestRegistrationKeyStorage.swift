@@ -6,11 +6,14 @@ public struct TestRegistrationKey: Sendable {
     public var keyID: String
     public var key: PublicKey
     public var createdAt: Int64
+    /// The admin account that created the key; it is deleted with that account.
+    public var owner: String?
 
-    public init(keyID: String, key: PublicKey, createdAt: Int64) {
+    public init(keyID: String, key: PublicKey, createdAt: Int64, owner: String? = nil) {
         self.keyID = keyID
         self.key = key
         self.createdAt = createdAt
+        self.owner = owner
     }
 }
 
@@ -27,6 +30,8 @@ public protocol TestRegistrationKeyWrites {
     func insertTestRegistrationKey(_ key: TestRegistrationKey, ifTaken refusal: any Error & Sendable)
     /// Deletes a key; refuses when there is none with this id.
     func deleteTestRegistrationKey(id: String, ifMissing refusal: any Error & Sendable)
+    /// Deletes every key admin account `owner` created.
+    func deleteTestRegistrationKeys(owner: String)
 }
 
 extension UnitOfWork {

@@ -317,15 +317,83 @@ public struct AdminClientList: Codable, Sendable, Hashable {
     public init(clients: [AdminClient]) { self.clients = clients }
 }
 
+/// What an admin account may do. Roles are ordered: each one may do what the ones below it may (`owner` >
+/// `admin` > `support` > `auditor`), except that `auditor` and `support` see different reads (docs/operations.md).
+public enum AdminRole: String, Codable, Sendable, Hashable, CaseIterable, Comparable {
+    /// Everything, including admin accounts and tokens of every role.
+    case owner
+    /// Everything but admin accounts; tokens up to `admin`.
+    case admin
+    /// Reads users, their sessions and authenticators; revokes a user's sessions.
+    case support
+    /// Reads everything, changes nothing.
+    case auditor
+
+    /// The rank: a higher one may grant every lower one.
+    public var rank: Int {
+        switch self {
+        case .owner: 3
+        case .admin: 2
+        case .support: 1
+        case .auditor: 0
+        }
+    }
+
+    public static func < (lhs: AdminRole, rhs: AdminRole) -> Bool { lhs.rank < rhs.rank }
+}
+
+/// `POST /admin/v1/admins` body.
+public struct AdminAccountRequest: Codable, Sendable, Hashable {
+    /// 1–64 printable characters, unique ignoring case.
+    public var username: String
+    public var role: AdminRole
+    public init(username: String, role: AdminRole) {
+        self.username = username
+        self.role = role
+    }
+}
+
+/// An admin account.
+public struct AdminAccountInfo: Codable, Sendable, Hashable {
+    /// `adm_…`; the built-in owner is `adm_root`.
+    public var id: String
+    public var username: String
+    public var role: AdminRole
+    public var createdAt: Int64
+    /// The account that created this one; nil for the built-in owner.
+    public var createdBy: String?
+    public init(id: String, username: String, role: AdminRole, createdAt: Int64, createdBy: String?) {
+        self.id = id
+        self.username = username
+        self.role = role
+        self.createdAt = createdAt
+        self.createdBy = createdBy
+    }
+}
+
+/// `GET /admin/v1/admins`.
+public struct AdminAccountList: Codable, Sendable, Hashable {
+    public var admins: [AdminAccountInfo]
+    public init(admins: [AdminAccountInfo]) { self.admins = admins }
+}
+
 /// `POST /admin/v1/tokens`: an admin token, shown once.
 public struct AdminTokenCreated: Codable, Sendable, Hashable {
     public var id: String
     public var name: String
+    public var role: AdminRole
+    /// The account the token belongs to (the caller's).
+    public var accountId: String
+    /// Unix seconds after which the token is refused; nil for never.
+    public var expiresAt: Int64?
     /// The bearer token. Only its hash is stored.
     public var token: String
-    public init(id: String, name: String, token: String) {
+    public init(id: String, name: String, role: AdminRole, accountId: String, expiresAt: Int64?, token: String) {
         self.id = id
         self.name = name
+        self.role = role
+        self.accountId = accountId
+        self.expiresAt = expiresAt
         self.token = token
     }
 }
@@ -334,10 +402,17 @@ public struct AdminTokenCreated: Codable, Sendable, Hashable {
 public struct AdminTokenInfo: Codable, Sendable, Hashable {
     public var id: String
     public var name: String
+    public var role: AdminRole
+    public var accountId: String
+    /// Unix seconds after which the token is refused; nil for never.
+    public var expiresAt: Int64?
     public var createdAt: Int64
-    public init(id: String, name: String, createdAt: Int64) {
+    public init(id: String, name: String, role: AdminRole, accountId: String, expiresAt: Int64?, createdAt: Int64) {
         self.id = id
         self.name = name
+        self.role = role
+        self.accountId = accountId
+        self.expiresAt = expiresAt
         self.createdAt = createdAt
     }
 }
@@ -351,7 +426,18 @@ public struct AdminTokenList: Codable, Sendable, Hashable {
 /// `POST /admin/v1/tokens` body.
 public struct AdminTokenRequest: Codable, Sendable, Hashable {
     public var name: String?
-    public init(name: String? = nil) { self.name = name }
+    /// Defaults to the caller's role; may not exceed it.
+    public var role: AdminRole?
+    /// Seconds until the token expires: 60 … 31,622,400 (366 days); nil for the default, 90 days.
+    public var expiresIn: Int64?
+    /// The account the token is for (owners only); nil for the caller's own.
+    public var accountId: String?
+    public init(name: String? = nil, role: AdminRole? = nil, expiresIn: Int64? = nil, accountId: String? = nil) {
+        self.name = name
+        self.role = role
+        self.expiresIn = expiresIn
+        self.accountId = accountId
+    }
 }
 
 /// `POST /admin/v1/keys/rotate`.

@@ -75,6 +75,9 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     public static let invalidInput = ErrorCode("invalid_input")
     /// The admin token is missing or wrong.
     public static let unauthorized = ErrorCode("unauthorized")
+    /// The admin token is valid, but its role may not call this route or do this (the description names the role
+    /// needed).
+    public static let forbidden = ErrorCode("forbidden")
     /// The addressed resource does not exist.
     public static let notFound = ErrorCode("not_found")
     /// The resource exists already (admin API).

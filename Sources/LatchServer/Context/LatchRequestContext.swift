@@ -7,8 +7,8 @@ public struct LatchRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// Set by `BearerAuthenticator` on signed-in routes.
     var caller: SignedInCaller?
-    /// Set by `AdminAuthenticatorMiddleware` on admin routes: the id of the admin token presented.
-    var adminTokenID: String?
+    /// Set by `AdminAuthenticatorMiddleware` on admin routes: the admin token presented, its account and role.
+    var admin: AdminCaller?
     /// The peer's address (the key of rate limits); with `rateLimit.trustForwardedFor`, the middleware replaces it
     /// with the first `X-Forwarded-For` address.
     var clientAddress: String
@@ -48,16 +48,22 @@ struct SignedInContext: ChildRequestContext {
     var maxUploadSize: Int { RequestLimits.maximumBody }
 }
 
-/// The context of admin routes: the caller presented an admin token.
+/// The context of admin routes: the caller presented a live admin token.
 struct AdminContext: ChildRequestContext {
     var coreContext: CoreRequestContextStorage
+    /// Who is calling: the token, its account and its role.
+    let caller: AdminCaller
     /// The id of the admin token that authenticated the request.
-    let tokenID: String
+    var tokenID: String { caller.tokenID }
+    /// The admin account the token belongs to.
+    var accountID: String { caller.accountID }
+    /// The role the token carries.
+    var role: AdminRole { caller.role }
 
     init(context: LatchRequestContext) throws {
-        guard let tokenID = context.adminTokenID else { throw LatchError(.unauthorized, "an admin token is required") }
+        guard let caller = context.admin else { throw LatchError(.unauthorized, "an admin token is required") }
         self.coreContext = context.coreContext
-        self.tokenID = tokenID
+        self.caller = caller
     }
 
     var maxUploadSize: Int { RequestLimits.maximumBody }

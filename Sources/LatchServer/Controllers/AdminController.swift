@@ -19,10 +19,10 @@ struct AdminController {
             return Self.noContent
         }
         // Test registration keys.
-        group.post("test-keys") { request, _ -> Response in
+        group.post("test-keys") { request, context -> Response in
             // An empty body asks for the defaults.
             let body = try await request.decodeJSON(AdminTestKeyRequest.self, whenEmpty: AdminTestKeyRequest())
-            return try JSONResponse.make(try await admin.createTestKey(body), status: .created)
+            return try JSONResponse.make(try await admin.createTestKey(body, owner: context.accountID), status: .created)
         }
         group.get("test-keys") { _, _ -> Response in try JSONResponse.make(try await admin.testKeys()) }
         group.delete("test-keys/:keyId") { _, context -> Response in
@@ -57,11 +57,11 @@ struct AdminController {
         group.patch("clients/:id") { request, context -> Response in
             try JSONResponse.make(try await admin.patchClient(id: try context.parameters.require("id"), try await request.decodeJSON(AdminClientPatch.self)))
         }
-        // Android signing certificates, owned by the admin token that adds them.
+        // Android signing certificates, owned by the admin account that adds them.
         group.post("clients/:id/signing-certificates") { request, context -> Response in
             let body = try await request.decodeJSON(AdminSigningCertificateRequest.self)
             return try JSONResponse.make(
-                try await admin.addSigningCertificate(clientID: try context.parameters.require("id"), body, owner: context.tokenID), status: .created)
+                try await admin.addSigningCertificate(clientID: try context.parameters.require("id"), body, owner: context.accountID), status: .created)
         }
         group.get("clients/:id/signing-certificates") { _, context -> Response in
             try JSONResponse.make(try await admin.signingCertificates(clientID: try context.parameters.require("id")))
@@ -74,16 +74,27 @@ struct AdminController {
             let clientID = request.uri.queryParameters.get("clientId") ?? "default"
             return try JSONResponse.make(try await admin.clientConfig(clientID: clientID, issuer: issuer))
         }
-        // Admin tokens.
-        group.post("tokens") { request, _ -> Response in
-            let body = try await request.decodeJSON(AdminTokenRequest.self, whenEmpty: AdminTokenRequest())
-            return try JSONResponse.make(try await admin.createAdminToken(name: body.name), status: .created)
+        // Admin accounts (owners only, by the policy).
+        group.post("admins") { request, context -> Response in
+            try JSONResponse.make(
+                try await admin.createAdminAccount(try await request.decodeJSON(AdminAccountRequest.self), caller: context.caller), status: .created)
         }
-        group.get("tokens") { _, _ -> Response in try JSONResponse.make(try await admin.adminTokens()) }
+        group.get("admins") { _, _ -> Response in try JSONResponse.make(try await admin.adminAccounts()) }
+        group.delete("admins/:id") { request, context -> Response in
+            try await admin.deleteAdminAccount(
+                id: try context.parameters.require("id"), caller: context.caller, force: try Self.flag("force", request),
+                deleteOwned: try Self.flag("deleteOwned", request))
+            return Self.noContent
+        }
+        // Admin tokens.
+        group.post("tokens") { request, context -> Response in
+            let body = try await request.decodeJSON(AdminTokenRequest.self, whenEmpty: AdminTokenRequest())
+            return try JSONResponse.make(
+                try await admin.createAdminToken(body, caller: context.caller), status: .created)
+        }
+        group.get("tokens") { _, context -> Response in try JSONResponse.make(try await admin.adminTokens(caller: context.caller)) }
         group.delete("tokens/:id") { request, context -> Response in
-            try await admin.revokeAdminToken(
-                id: try context.parameters.require("id"), callerTokenID: context.tokenID,
-                force: request.uri.queryParameters.get("force") == "true", deleteOwned: request.uri.queryParameters.get("deleteOwned") == "true")
+            try await admin.revokeAdminToken(id: try context.parameters.require("id"), caller: context.caller, force: try Self.flag("force", request))
             return Self.noContent
         }
         // Signing keys.
@@ -107,4 +118,13 @@ struct AdminController {
     }
 
     static let noContent = Response(status: .noContent, headers: [.cacheControl: "no-store"])
+
+    /// A `true`/`false` query flag (absent: false); anything else is `invalid_input`.
+    static func flag(_ name: String, _ request: Request) throws -> Bool {
+        switch request.uri.queryParameters.get(name) {
+        case nil, "false": return false
+        case "true": return true
+        default: throw LatchError.invalidInput("\(name) must be true or false")
+        }
+    }
 }

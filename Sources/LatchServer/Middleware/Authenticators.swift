@@ -105,13 +105,38 @@ struct AdminAuthenticatorMiddleware: RouterMiddleware {
                 code: .rateLimited, message: "too many failed admin authentications from this address; retry after \(retryAfter) s",
                 extraHeaders: [.retryAfter: String(retryAfter)])
         }
-        guard let token = request.bearerToken, let id = try await admins.tokenID(of: token) else {
+        guard let token = request.bearerToken, let caller = try await admins.caller(of: token) else {
             _ = failures.acquire(context.clientAddress)
-            throw LatchError(.unauthorized, "a valid admin token is required")
+            throw LatchError(.unauthorized, "a valid admin token is required (unknown, revoked or expired)")
         }
         var context = context
-        context.adminTokenID = id
-        // The admin acting, for the audit records this request writes.
-        return try await AuditOrigin.with({ $0.admin = id }) { try await next(request, context) }
+        context.admin = caller
+        // The admin acting (account and token), for the audit records this request writes.
+        return try await AuditOrigin.with({ $0.admin = "\(caller.accountID)/\(caller.tokenID)" }) { try await next(request, context) }
+    }
+}
+
+/// Checks the caller's role against ``AdminPolicy`` for the route the router matched (its template, e.g.
+/// `DELETE /admin/v1/users/{id}`), after authentication: a route the policy lacks is refused for every role.
+/// A refusal, here or by the route's engine (an escalation), is recorded in the audit log (`admin.access.forbidden`),
+/// on its own.
+struct AdminPolicyMiddleware: RouterMiddleware {
+    typealias Context = AdminContext
+    var audit: AuditRecorder?
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // The router sets the template before the route's group middleware runs; without one, nothing is allowed.
+        let template = context.endpointPath ?? ""
+        do {
+            try AdminPolicy.check(context.role, method: request.method.rawValue, template: template)
+            return try await next(request, context)
+        } catch let error as LatchError where error.code == .forbidden {
+            // The route refused for the role, or an escalation the engine refused (a token or account above the
+            // caller's role).
+            await audit?.recordAlone(
+                .admin("access", "forbidden"), actor: "admin",
+                detail: "role \(context.role.rawValue) refused \(request.method.rawValue) \(template): \(error.message)")
+            throw error
+        }
     }
 }
