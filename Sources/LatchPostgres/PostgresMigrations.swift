@@ -272,7 +272,7 @@ enum PostgresMigrations {
                 """
                 CREATE TABLE audit_log (
                     seq BIGINT PRIMARY KEY,
-                    id TEXT NOT NULL UNIQUE,
+                    id TEXT NOT NULL,
                     at BIGINT NOT NULL,
                     kind TEXT NOT NULL,
                     actor TEXT NOT NULL,
@@ -292,7 +292,6 @@ enum PostgresMigrations {
                 """,
                 "DROP TABLE events",
                 "CREATE INDEX audit_log_user ON audit_log (user_id, seq)",
-                "CREATE INDEX audit_log_actor ON audit_log (actor, seq)",
                 "CREATE INDEX audit_log_kind ON audit_log (kind, seq)",
                 "CREATE INDEX audit_log_at ON audit_log (at)",
                 // The chain's head (the last record) and anchor (where verification starts), one row: units that

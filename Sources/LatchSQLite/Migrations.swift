@@ -353,7 +353,7 @@ enum Migrations {
                 -- Events recorded before the chain existed are kept, unchained (mac NULL), before its anchor.
                 CREATE TABLE audit_log (
                     seq INTEGER PRIMARY KEY,
-                    id TEXT NOT NULL UNIQUE,
+                    id TEXT NOT NULL,
                     at INTEGER NOT NULL,
                     kind TEXT NOT NULL,
                     actor TEXT NOT NULL,
@@ -370,7 +370,6 @@ enum Migrations {
                     SELECT row_number() OVER (ORDER BY id), id, at, kind, actor, user_id, session_id, detail FROM events;
                 DROP TABLE events;
                 CREATE INDEX audit_log_user ON audit_log (user_id, seq);
-                CREATE INDEX audit_log_actor ON audit_log (actor, seq);
                 CREATE INDEX audit_log_kind ON audit_log (kind, seq);
                 CREATE INDEX audit_log_at ON audit_log (at);
                 -- The chain's head (the last record) and anchor (where verification starts), one row.

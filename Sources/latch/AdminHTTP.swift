@@ -14,6 +14,8 @@ enum ExitStatus {
     static let usage: Int32 = 2
     /// The server could not be reached or answered something that is not Latch.
     static let unreachable: Int32 = 3
+    /// `latch admin audit verify`: the audit log's chain does not verify.
+    static let auditBroken: Int32 = 12
 }
 
 /// Where `latch admin` sends its requests.

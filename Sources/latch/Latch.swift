@@ -12,7 +12,7 @@ struct Latch: AsyncParsableCommand {
             2 usage or configuration (a bad flag, value, or file); 3 the server or database cannot be reached;
             4 not registered; 5 not signed in; 6 not authorized; 7 needs a more recent sign-in; 8 already registered;
             9 a wrong PIN (or a PIN authenticator cooling down or locked out); 10 a custom registration must start again;
-            11 a custom registration was cancelled.
+            11 a custom registration was cancelled; 12 the audit log's chain does not verify (latch admin audit verify).
             """,
         subcommands: [Serve.self, Admin.self, Device.self, Keys.self, Bench.self, AttestationCommand.self, WebAuthnCommand.self])
 

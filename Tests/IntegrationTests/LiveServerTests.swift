@@ -329,7 +329,30 @@ struct LiveServerTests {
         #expect(try await run(latch, ["admin", "upstream-idps", "list"], environment: environment).1.contains("Corp SSO"))
         #expect(try await run(latch, ["admin", "upstream-idps", "delete", "corp"], environment: environment).0 == 0)
         #expect(try await run(latch, ["admin", "upstream-idps", "get", "corp"], environment: environment).0 == 1)
+        // The audit log: what the commands above changed, exported, and its chain verified.
+        let audit = try await run(latch, ["admin", "audit", "list", "--type", "admin.", "--limit", "10"], environment: environment)
+        #expect(audit.0 == 0 && audit.1.contains("admin.upstream_idps.delete") && audit.1.contains("admin.test_keys.create"), "\(audit.1)")
+        let export = try await run(latch, ["admin", "audit", "export"], environment: environment)
+        let lines = export.1.split(separator: "\n").filter { $0.hasPrefix("{") }
+        #expect(export.0 == 0 && lines.count == 4 && lines.allSatisfy { (try? JSONValue.parse(Data($0.utf8)))?["mac"] != nil }, "\(export.1)")
+        let verified = try await run(latch, ["admin", "audit", "verify"], environment: environment)
+        #expect(verified.0 == 0 && verified.1.contains("\"verified\" : true"), "\(verified.1)")
         _ = try await server.terminate()
+
+        // A record changed in the database behind Latch's back: the next start's verification fails (exit 12).
+        let edit = try await run(
+            "/usr/bin/env",
+            [
+                "python3", "-c",
+                "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute(\"UPDATE audit_log SET detail = 'nothing happened' WHERE seq = 2\"); db.commit()",
+                directory.path + "/data/latch.sqlite",
+            ])
+        #expect(edit.0 == 0, "\(edit.1)")
+        let again = try LatchServer(dataDirectory: directory.path + "/data", port: port, environment: ["LATCH_ADMIN_TOKEN": Self.adminToken])
+        try await again.waitUntilListening()
+        let broken = try await run(latch, ["admin", "audit", "verify"], environment: environment)
+        #expect(broken.0 == 12 && broken.1.contains("record 2 does not match its MAC"), "\(broken.1)")
+        _ = try await again.terminate()
 
         // Offline key rotation on the data folder, seen by the next start.
         let rotated = try await run(latch, ["keys", "rotate", "--data-dir", directory.path + "/data"])

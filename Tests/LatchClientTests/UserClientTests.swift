@@ -178,6 +178,22 @@ struct UserClientTests {
         }
     }
 
+    @Test("Recent activity: the SDK reads the user's own security events, newest first, a page at a time")
+    func securityEvents() async throws {
+        try await LiveLatch.run { latch in
+            let client = try latch.device()
+            try await client.registerWithAuthenticationProvider(try latch.federated())
+            _ = try await client.signInWithAuthenticationProvider(try latch.federated())
+            _ = try await client.signInWithAuthenticationProvider(try latch.federated())
+            let first = try await client.securityEvents(limit: 2)
+            #expect(first.events.map(\.type) == ["signin.succeeded", "signin.succeeded"] && first.nextCursor != nil)
+            let second = try await client.securityEvents(limit: 2, cursor: first.nextCursor)
+            #expect(second.events.map(\.type) == ["user.registered"] && second.nextCursor == nil)
+            #expect(first.events.allSatisfy { $0.actor == "user" && $0.client == "default" })
+            await #expect(throws: UserClientError.self) { try await client.securityEvents(limit: 0) }
+        }
+    }
+
     @Test("A refresh answered 'family revoked' moves the client to notSignedIn(sessionEnded)")
     func refreshOfRevokedFamily() async throws {
         try await LiveLatch.run { latch in
