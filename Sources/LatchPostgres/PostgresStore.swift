@@ -202,6 +202,8 @@ public final class PostgresStore: Sendable {
 
     /// Runs one query outside an explicit transaction (a single statement commits on its own).
     func query<T: Sendable>(_ name: String, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
+        let started = ContinuousClock.now
+        defer { observers.observer?.read(nanoseconds: (ContinuousClock.now - started).nanoseconds) }
         do {
             return try await withDeadline { [client] in try await body(client) }
         } catch let error as StoreUnavailableError {

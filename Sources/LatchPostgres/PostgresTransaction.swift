@@ -99,7 +99,7 @@ extension PostgresStore: UnitOfWork {
         }
         if let observer {
             let elapsed = ContinuousClock.now - started
-            observer.committed(units: 1, nanoseconds: elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+            observer.committed(units: 1, nanoseconds: elapsed.nanoseconds)
         }
         return result
     }

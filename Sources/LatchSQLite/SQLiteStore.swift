@@ -90,7 +90,10 @@ public final class SQLiteStore: Sendable {
 
     /// Runs a read on a free reader connection (waiting for one asynchronously).
     func read<T>(_ body: (SQLiteHandle) throws -> T) async throws -> T {
-        try await unavailableOnSQLiteError("read") { try await readers.read(body) }
+        guard let observer = observers.observer else { return try await unavailableOnSQLiteError("read") { try await readers.read(body) } }
+        let started = ContinuousClock.now
+        defer { observer.read(nanoseconds: (ContinuousClock.now - started).nanoseconds) }
+        return try await unavailableOnSQLiteError("read") { try await readers.read(body) }
     }
 
     /// A SQLite failure is the store being unavailable (503), logged with its detail.

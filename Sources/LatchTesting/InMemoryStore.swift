@@ -919,12 +919,16 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
 
 /// A ``StoreObserver`` that remembers what it was told (for the stores' tests).
 public final class RecordingStoreObserver: StoreObserver {
-    private let state = Mutex<(commits: [Int], failures: [String])>(([], []))
+    private let state = Mutex<(commits: [Int], failures: [String], reads: Int)>(([], [], 0))
 
     public init() {}
 
     public func committed(units: Int, nanoseconds: Int64) { state.withLock { $0.commits.append(units) } }
     public func failed(_ operation: String) { state.withLock { $0.failures.append(operation) } }
+    public func read(nanoseconds: Int64) { state.withLock { $0.reads += 1 } }
+
+    /// Reads reported.
+    public var reads: Int { state.withLock { $0.reads } }
 
     /// Units of work per commit, in order.
     public var commits: [Int] { state.withLock { $0.commits } }

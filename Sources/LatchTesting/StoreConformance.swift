@@ -1482,6 +1482,10 @@ public enum StoreConformance {
             #expect(observer.commits.reduce(0, +) == 20, "\(observer.commits)")
             #expect(observer.commits.allSatisfy { $0 >= 1 })
             #expect(observer.failures.isEmpty)
+            // Reads are timed too (the in-memory store has nothing to wait for and reports none).
+            _ = try await store.users(after: nil, limit: 1)
+            _ = try await store.auditAnchor()
+            #expect(store is InMemoryStore ? observer.reads == 0 : observer.reads >= 2, "\(observer.reads)")
         },
     ]
 }

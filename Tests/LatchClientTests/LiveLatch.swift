@@ -39,7 +39,9 @@ struct LiveLatch: Sendable {
         configure(&configuration)
         let store = try SQLiteStore(directory: directory.path)
         defer { store.close() }
-        let clock = TestClock(start: Date())
+        // Running, not frozen: the SDK signs DPoP proofs and assertions with the system's time, and a slow run (a loaded
+        // CI machine) must not leave the server's clock behind them.
+        let clock = TestClock.running()
         let services = try await LatchDeployment.assemble(
             configuration: configuration, store: store, keyEncryptionKey: [UInt8](repeating: 3, count: 32), clock: clock.clock,
             logger: Logger(label: "sdk-test")).services

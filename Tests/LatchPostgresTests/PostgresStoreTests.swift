@@ -124,7 +124,9 @@ struct PostgresStoreTests {
         await #expect(throws: (any Error).self) {
             try await PostgresStore.withRunning(url: "postgres://latch@127.0.0.1:1/latch", poolSize: 1, operationTimeout: .seconds(2)) { _ in }
         }
-        #expect(Date().timeIntervalSince(started) < 40)
+        // Alone it fails after the 2 s operation timeout; under the whole suite on 2 cores it once took 44 s. The bound
+        // tells a refusal from a hang, not how fast the refusal is.
+        #expect(Date().timeIntervalSince(started) < 120)
     }
 
     @Test("TLS: require and verify-full (with the cluster's certificate as root) connect; verify-full without it is refused")

@@ -277,6 +277,7 @@ struct AuditTests {
             let page = try await client.get("/v1/me/security-events?limit=1", bearer: bob.accessToken).decode(MySecurityEvents.self)
             #expect(page.events.count == 1 && page.nextCursor != nil)
             #expect(try await client.get("/v1/me/security-events?limit=1000", bearer: bob.accessToken).status == .badRequest)
+            #expect(try await client.get("/v1/me/security-events?limit=101", bearer: bob.accessToken).code == "invalid_input")
             #expect(try await client.get("/v1/me/security-events").status == .unauthorized)
 
             let total = try await Self.records(client).count

@@ -65,6 +65,7 @@ struct MetricsTests {
             #expect(Self.value(text, "process_start_time_seconds") != nil)
             // The store's commits (SQLite group commits: how many writes each fsync carried).
             #expect((Self.value(text, "latch_store_commit_duration_seconds_count") ?? 0) >= 4)
+            #expect((Self.value(text, "latch_store_read_duration_seconds_count") ?? 0) >= 1)
             #expect((Self.value(text, "latch_store_commit_units_sum") ?? 0) >= (Self.value(text, "latch_store_commit_units_count") ?? 1))
             #expect(text.contains(#"latch_store_commit_units_bucket{le="1.0"}"#) || text.contains(#"latch_store_commit_units_bucket{le="1"}"#), "\(text.split(separator: "\n").filter { $0.contains("commit_units") })")
         }

@@ -157,8 +157,9 @@ public struct AuditLog: Sendable {
     /// `GET /v1/me/security-events`: the signed-in user's own events, newest first (admin ids are not shown).
     public func events(of userID: String, limit: String?, cursor: String?) async throws -> MySecurityEvents {
         let query = try Self.query(Filters(limit: limit ?? "50", cursor: cursor))
-        let records = try await store.auditRecords(matching: AuditQuery(subject: userID, before: query.before, limit: min(query.limit, 100) + 1))
-        let limit = min(query.limit, 100)
+        guard query.limit <= 100 else { throw LatchError.invalidInput("limit must be 1–100") }
+        let limit = query.limit
+        let records = try await store.auditRecords(matching: AuditQuery(subject: userID, before: query.before, limit: limit + 1))
         let shown = records.prefix(limit)
         return MySecurityEvents(
             events: shown.map {

@@ -8,6 +8,18 @@ public protocol StoreObserver: Sendable {
     func committed(units: Int, nanoseconds: Int64)
     /// The store could not do `operation` (`commit`, `write`): it answered ``StoreUnavailableError``.
     func failed(_ operation: String)
+    /// A read took `nanoseconds`, waiting for a connection included (SQLite: a reader of the pool; PostgreSQL: a
+    /// pooled connection).
+    func read(nanoseconds: Int64)
+}
+
+extension StoreObserver {
+    public func read(nanoseconds: Int64) {}
+}
+
+extension Duration {
+    /// Whole nanoseconds, for observers.
+    public var nanoseconds: Int64 { components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000 }
 }
 
 /// The observer a store reports to, set once the deployment is assembled (the store opens before it).

@@ -158,7 +158,7 @@ final class SQLiteExecutor: @unchecked Sendable {
         }
         if let observer {
             let elapsed = ContinuousClock.now - started
-            observer.committed(units: batch.count, nanoseconds: elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+            observer.committed(units: batch.count, nanoseconds: elapsed.nanoseconds)
         }
         for job in batch { job.finish(job.error) }
     }

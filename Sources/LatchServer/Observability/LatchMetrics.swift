@@ -39,7 +39,13 @@ public final class LatchMetrics: StoreObserver, Sendable {
         self.factory = factory
         commitUnits = Recorder(label: "latch_store_commit_units", dimensions: [], aggregate: true, factory: factory)
         commitDuration = CoreMetrics.Timer(label: "latch_store_commit_duration_seconds", dimensions: [], factory: factory)
+        readDuration = CoreMetrics.Timer(label: "latch_store_read_duration_seconds", dimensions: [], factory: factory)
     }
+
+    let readDuration: CoreMetrics.Timer
+
+    /// A read: `latch_store_read_duration_seconds`, waiting for a pooled connection included.
+    public func read(nanoseconds: Int64) { readDuration.recordNanoseconds(nanoseconds) }
 
     let commitUnits: Recorder
     let commitDuration: CoreMetrics.Timer
