@@ -34,8 +34,9 @@ struct AuditTests {
         }
     }
 
-    /// Admin routes that change state and the test writing their record elsewhere (they need fixtures this table
-    /// does not build): FIDO authenticators and out-of-band enrollment record `authenticator.*` / `oob.*` events.
+    /// Admin routes that change state whose records are asserted where their fixtures are built: FidoFlowTests
+    /// ("Wrong PINs count down…": unlock, delete one, delete all — `authenticator.unlocked` / `.deleted`) and
+    /// OutOfBandFlowTests ("Bad tokens…": an enrollment creating its user — `user.registered` and `oob.requested`).
     static let coveredElsewhere: Set<String> = [
         "DELETE /admin/v1/users/{id}/authenticators", "DELETE /admin/v1/users/{id}/authenticators/{authenticator}",
         "POST /admin/v1/users/{id}/authenticators/{authenticator}/unlock", "POST /admin/v1/users/{id}/enrollments",

@@ -172,13 +172,25 @@ struct PinAuthenticatorTests {
 
             // An admin unlocks it; the user signs in again.
             #expect(try await client.admin(.post, "/admin/v1/users/\(setup.user.userId)/authenticators/nope/unlock").status == .notFound)
+            let recorded = try await client.deployment.count("audit_log")
             let unlocked = try await client.admin(.post, "/admin/v1/users/\(setup.user.userId)/authenticators/\(setup.id)/unlock")
             #expect(unlocked.json["pinStatus"]?["state"] == "unlocked")
+            // One audit record, naming the admin.
+            #expect(try await client.deployment.count("audit_log") == recorded + 1)
+            let unlock = try await client.admin(.get, "/admin/v1/audit?limit=1").decode(AuditPage.self).records.first
+            #expect(unlock?.type == "authenticator.unlocked" && unlock?.actor == "admin:adm_root/env" && unlock?.subject == setup.user.userId)
             #expect(try await setup.signIn(wrong: false).status == .ok)
             // Unknown credential ids and non-PIN authenticators have no PIN status.
             let unknown = try await Setup.post(client, "/v1/fido/authenticators/status", .object(["credentialId": "AAAAAAAAAAAAAAAAAAAAAA"]))
             #expect(unknown.status == .notFound)
             #expect(try await Setup.post(client, "/v1/fido/authenticators/status", .object(["credentialId": "%%"])).code == "invalid_input")
+            // An admin deletes the authenticator, then (none left) all of them: one audit record each, naming the admin.
+            let before = try await client.deployment.count("audit_log")
+            #expect(try await client.admin(.delete, "/admin/v1/users/\(setup.user.userId)/authenticators/\(setup.id)").status == .noContent)
+            #expect(try await client.admin(.delete, "/admin/v1/users/\(setup.user.userId)/authenticators").status == .noContent)
+            #expect(try await client.deployment.count("audit_log") == before + 2)
+            let deletions = try await client.admin(.get, "/admin/v1/audit?limit=2&type=authenticator.deleted").decode(AuditPage.self).records
+            #expect(deletions.map(\.detail) == ["all (0)", setup.id] && deletions.allSatisfy { $0.actor == "admin:adm_root/env" })
         }
     }
 

@@ -110,6 +110,9 @@ struct OutOfBandFlowTests {
         let deployment = try await Deployment.make()
         try await deployment.run { client in
             let enrollment = try await client.admin(.post, "/admin/v1/users/c1/enrollments", OutOfBandEnrollmentRequest(createUser: true)).json
+            // The admin's enrollment is audited: the user it created and the enrollment it requested, in one unit.
+            let records = try await client.admin(.get, "/admin/v1/audit").decode(AuditPage.self).records
+            #expect(records.map(\.type) == ["oob.requested", "user.registered"] && records.allSatisfy { $0.actor == "admin:adm_root/env" })
             let payload = try Self.scan(enrollment)
             let before = try await deployment.count("oob_transactions")
             #expect(try await Self.post(client, "/v1/oob/redeem/registration", .object(["token": "lot_unknown"])).code == "oob_token_unknown")
