@@ -34,11 +34,6 @@ public struct AdminService: Sendable {
         self.logger = logger
     }
 
-    /// The audit record of an admin change, `admin.<area>.<verb>`, with the acting admin from the request.
-    func change(_ area: String, _ verb: String, _ detail: String, user: String? = nil) -> SecurityEvent {
-        SecurityEvent.now(.admin(area, verb), actor: "admin", userID: user, detail: detail, clock: clock, random: random)
-    }
-
     static func isName(_ value: String, max: Int) -> Bool {
         !value.isEmpty && value.utf8.count <= max
             && !value.containsControlCharacters

@@ -92,12 +92,11 @@ public struct AuditLog: Sendable {
         return query
     }
 
-    static func isKind(_ text: Substring) -> Bool {
+    static func isKind(_ text: some StringProtocol) -> Bool {
         !text.isEmpty && text.utf8.count <= 64
             && text.utf8.allSatisfy { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") }
     }
 
-    static func isKind(_ text: String) -> Bool { isKind(Substring(text)) }
 
     /// Seconds since 1970, or an RFC 3339 date-time.
     static func time(_ text: String, name: String) throws -> Int64 {
@@ -141,7 +140,6 @@ public struct AuditLog: Sendable {
     public func purgeExpired() async throws -> Int {
         guard let retention else { return 0 }
         let cutoff = clock.seconds() - retention
-        let anchor = try await store.auditAnchor()
         // Nothing to do unless the oldest record kept is past the retention.
         guard let oldest = try await store.auditChain(after: 0, limit: 1).first, oldest.event.at < cutoff else { return 0 }
         let event = SecurityEvent.now(.auditPurged, actor: "system", userID: nil, detail: "recorded before \(cutoff)", clock: clock, random: random)
@@ -150,7 +148,7 @@ public struct AuditLog: Sendable {
             transaction.record(event)
             return purged
         }.value
-        logger.notice("audit records purged", metadata: ["count": "\(purged)", "before": "\(cutoff)", "anchor": "\(anchor.anchorSeq)"])
+        logger.notice("audit records purged", metadata: ["count": "\(purged)", "before": "\(cutoff)"])
         return purged
     }
 

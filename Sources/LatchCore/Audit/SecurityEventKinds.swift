@@ -48,6 +48,19 @@ extension SecurityEvent.Kind {
     public static func admin(_ area: String, _ verb: String) -> Self { Self(rawValue: "admin.\(area).\(verb)") }
 }
 
+/// An engine that records admin changes: it has a clock and a source of ids.
+protocol RecordsAdminChanges {
+    var clock: LatchClock { get }
+    var random: RandomSource { get }
+}
+
+extension RecordsAdminChanges {
+    /// The audit record of an admin change, `admin.<area>.<verb>`, with the acting admin from the request.
+    func change(_ area: String, _ verb: String, _ detail: String, user: String? = nil) -> SecurityEvent {
+        SecurityEvent.now(.admin(area, verb), actor: "admin", userID: user, detail: detail, clock: clock, random: random)
+    }
+}
+
 extension SecurityEvent {
     /// An event happening now, with a fresh time-ordered id; where it came from (address, user agent, request id,
     /// the admin acting) is taken from the request being served (``AuditOrigin/current``).
@@ -63,3 +76,7 @@ extension SecurityEvent {
             requestID: origin?.requestID)
     }
 }
+
+extension AdminService: RecordsAdminChanges {}
+extension IssuerLoginService: RecordsAdminChanges {}
+extension CustomRegistrationService: RecordsAdminChanges {}

@@ -614,11 +614,6 @@ public struct CustomRegistrationService: Sendable {
         return Self.view(created)
     }
 
-    /// The audit record of an admin change.
-    func change(_ area: String, _ verb: String, _ detail: String) -> SecurityEvent {
-        SecurityEvent.now(.admin(area, verb), actor: "admin", userID: nil, detail: detail, clock: clock, random: random)
-    }
-
     /// A provider's settings as an audit record shows them (never its hook secret).
     static func summary(_ provider: CustomProvider) -> String {
         "name \"\(provider.name)\" flow \(provider.flow.rawValue) hook \(provider.hookURL) timeout \(provider.timeout) retries \(provider.retries) "

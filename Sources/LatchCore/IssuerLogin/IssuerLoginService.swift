@@ -77,11 +77,6 @@ public struct IssuerLoginService: Sendable {
         return Self.view(issuer)
     }
 
-    /// The audit record of an admin change.
-    func change(_ area: String, _ verb: String, _ detail: String) -> SecurityEvent {
-        SecurityEvent.now(.admin(area, verb), actor: "admin", userID: nil, detail: detail, clock: clock, random: random)
-    }
-
     /// `GET /admin/v1/login-issuers`.
     public func issuers() async throws -> AdminLoginIssuerList {
         AdminLoginIssuerList(loginIssuers: try await store.loginIssuers().map(Self.view))
