@@ -157,6 +157,9 @@ public struct LatchDeployment: Sendable {
                 logger: logger)
         }
         services.fido = fido
+        services.adminSignIn = AdminSignIn(
+            store: store, authenticator: adminAuthenticator, settings: AdminSignInSettings.defaults(issuer: configuration.issuerURL),
+            key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "admin console v1"), clock: clock, random: random, logger: logger)
         services.issuerLogin = issuerLogin
         let hookPolicy = HookAddressPolicy(allowPrivateAddresses: configuration.hooksAllowPrivateAddresses)
         services.customRegistration = CustomRegistrationService(

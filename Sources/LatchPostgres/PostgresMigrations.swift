@@ -349,6 +349,26 @@ enum PostgresMigrations {
                 """,
             ]
         ),
+        (
+            "0016_admin_passkeys",
+            [
+                // The passkeys admins sign in to the console with; they go with their account.
+                """
+                CREATE TABLE admin_passkeys (
+                    id TEXT PRIMARY KEY,
+                    account_id TEXT NOT NULL REFERENCES admins (id) ON DELETE CASCADE,
+                    credential_id BYTEA NOT NULL UNIQUE,
+                    public_key BYTEA NOT NULL,
+                    sign_count BIGINT NOT NULL,
+                    aaguid BYTEA NOT NULL,
+                    name TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    last_used_at BIGINT
+                )
+                """,
+                "CREATE INDEX admin_passkeys_account ON admin_passkeys (account_id)",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

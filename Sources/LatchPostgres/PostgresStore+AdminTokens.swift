@@ -32,7 +32,63 @@ extension PostgresStore: AdminTokenStore {
     }
 }
 
+extension PostgresStore {
+    public func adminPasskeys(accountID: String) async throws -> [AdminPasskey] {
+        try await query("adminPasskeys") { client in
+            try await client.query(
+                """
+                SELECT id, account_id, credential_id, public_key, sign_count, aaguid, name, created_at, last_used_at
+                FROM admin_passkeys WHERE account_id = \(accountID) ORDER BY created_at, id
+                """
+            ).all(AdminPasskeyRow.self).map(Self.adminPasskey)
+        }
+    }
+
+    public func adminPasskey(credentialID: Data) async throws -> AdminPasskey? {
+        try await query("adminPasskey") { client in
+            try await client.query(
+                """
+                SELECT id, account_id, credential_id, public_key, sign_count, aaguid, name, created_at, last_used_at
+                FROM admin_passkeys WHERE credential_id = \(credentialID)
+                """
+            ).all(AdminPasskeyRow.self).first.map(Self.adminPasskey)
+        }
+    }
+
+    typealias AdminPasskeyRow = (String, String, Data, Data, Int64, Data, String, Int64, Int64?)
+
+    static func adminPasskey(_ row: AdminPasskeyRow) -> AdminPasskey {
+        AdminPasskey(
+            id: row.0, accountID: row.1, credentialID: row.2, publicKeyCOSE: row.3, signCount: UInt32(clamping: row.4), aaguid: row.5, name: row.6,
+            createdAt: row.7, lastUsedAt: row.8)
+    }
+}
+
 extension PostgresTransaction: AdminTokenWrites {
+    func insertAdminPasskey(_ passkey: AdminPasskey, ifRefused refusal: any Error & Sendable) {
+        // The account row is key-share locked, like a token's: a concurrent deletion of the account waits.
+        changeOne(
+            try """
+            INSERT INTO admin_passkeys (id, account_id, credential_id, public_key, sign_count, aaguid, name, created_at)
+            SELECT \(passkey.id), \(passkey.accountID), \(passkey.credentialID), \(passkey.publicKeyCOSE), \(Int64(passkey.signCount)),
+                \(passkey.aaguid), \(passkey.name), \(passkey.createdAt)
+            WHERE EXISTS (SELECT 1 FROM admins WHERE id = \(passkey.accountID) FOR KEY SHARE)
+            ON CONFLICT DO NOTHING RETURNING 1
+            """, orRefuse: refusal)
+    }
+
+    func useAdminPasskey(id: String, signCount: UInt32, newSignCount: UInt32, at: Int64, ifRaced refusal: any Error & Sendable) {
+        changeOne(
+            """
+            UPDATE admin_passkeys SET sign_count = \(Int64(newSignCount)), last_used_at = \(at)
+            WHERE id = \(id) AND sign_count = \(Int64(signCount)) RETURNING 1
+            """, orRefuse: refusal)
+    }
+
+    func deleteAdminPasskey(id: String, accountID: String, ifMissing refusal: any Error & Sendable) {
+        changeOne("DELETE FROM admin_passkeys WHERE id = \(id) AND account_id = \(accountID) RETURNING 1", orRefuse: refusal)
+    }
+
     func putAdminToken(_ token: AdminTokenRecord) {
         // Not `ON CONFLICT (id) DO UPDATE`: replicas starting together put the same token at once, and a
         // concurrent insert then conflicts on the hash's unique index, which an `ON CONFLICT (id)` does not cover.

@@ -413,6 +413,23 @@ enum Migrations {
                 CREATE INDEX test_keys_owner ON test_keys (owner);
                 UPDATE signing_certificates SET owner = coalesce((SELECT account_id FROM admin_tokens WHERE id = signing_certificates.owner), 'adm_root');
                 """),
+        Migration(
+            name: "0016_admin_passkeys",
+            sql: """
+                -- The passkeys admins sign in to the console with; they go with their account.
+                CREATE TABLE admin_passkeys (
+                    id TEXT PRIMARY KEY,
+                    account_id TEXT NOT NULL REFERENCES admins (id) ON DELETE CASCADE,
+                    credential_id BLOB NOT NULL UNIQUE,
+                    public_key BLOB NOT NULL,
+                    sign_count INTEGER NOT NULL,
+                    aaguid BLOB NOT NULL,
+                    name TEXT NOT NULL,
+                    created_at INTEGER NOT NULL,
+                    last_used_at INTEGER
+                ) STRICT;
+                CREATE INDEX admin_passkeys_account ON admin_passkeys (account_id);
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

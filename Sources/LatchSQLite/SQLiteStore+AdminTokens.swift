@@ -28,7 +28,52 @@ extension SQLiteStore: AdminTokenStore {
     }
 }
 
+extension SQLiteStore {
+    static let adminPasskeyColumns = "id, account_id, credential_id, public_key, sign_count, aaguid, name, created_at, last_used_at"
+
+    public func adminPasskeys(accountID: String) async throws -> [AdminPasskey] {
+        try await read { db in
+            try db.query("SELECT \(Self.adminPasskeyColumns) FROM admin_passkeys WHERE account_id = ? ORDER BY created_at, id", [.text(accountID)])
+                .map(Self.adminPasskey)
+        }
+    }
+
+    public func adminPasskey(credentialID: Data) async throws -> AdminPasskey? {
+        try await read { db in
+            try db.row("SELECT \(Self.adminPasskeyColumns) FROM admin_passkeys WHERE credential_id = ?", [.blob(credentialID)]).map(Self.adminPasskey)
+        }
+    }
+
+    static func adminPasskey(_ row: SQLRow) -> AdminPasskey {
+        AdminPasskey(
+            id: row.text(0), accountID: row.text(1), credentialID: row.blob(2), publicKeyCOSE: row.blob(3), signCount: UInt32(clamping: row.int(4)),
+            aaguid: row.blob(5), name: row.text(6), createdAt: row.int(7), lastUsedAt: row.optionalInt(8))
+    }
+}
+
 extension SQLiteTransaction: AdminTokenWrites {
+    func insertAdminPasskey(_ passkey: AdminPasskey, ifRefused refusal: any Error & Sendable) {
+        changeOne(
+            """
+            INSERT INTO admin_passkeys (\(SQLiteStore.adminPasskeyColumns))
+            SELECT ?, ?, ?, ?, ?, ?, ?, ?, NULL WHERE EXISTS (SELECT 1 FROM admins WHERE id = ?) ON CONFLICT DO NOTHING
+            """,
+            [
+                .text(passkey.id), .text(passkey.accountID), .blob(passkey.credentialID), .blob(passkey.publicKeyCOSE), .int(Int64(passkey.signCount)),
+                .blob(passkey.aaguid), .text(passkey.name), .int(passkey.createdAt), .text(passkey.accountID),
+            ], orRefuse: refusal)
+    }
+
+    func useAdminPasskey(id: String, signCount: UInt32, newSignCount: UInt32, at: Int64, ifRaced refusal: any Error & Sendable) {
+        changeOne(
+            "UPDATE admin_passkeys SET sign_count = ?, last_used_at = ? WHERE id = ? AND sign_count = ?",
+            [.int(Int64(newSignCount)), .int(at), .text(id), .int(Int64(signCount))], orRefuse: refusal)
+    }
+
+    func deleteAdminPasskey(id: String, accountID: String, ifMissing refusal: any Error & Sendable) {
+        changeOne("DELETE FROM admin_passkeys WHERE id = ? AND account_id = ?", [.text(id), .text(accountID)], orRefuse: refusal)
+    }
+
     func putAdminToken(_ token: AdminTokenRecord) {
         apply { db in
             try db.run(

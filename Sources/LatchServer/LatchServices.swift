@@ -61,6 +61,8 @@ public struct LatchServices: Sendable {
     public var metrics: LatchMetrics?
     /// The audit log's queries, export, verification and retention; nil serves none of its routes.
     public var audit: AuditLog?
+    /// Admin sign-in with passkeys and the web console (`/console`); nil serves neither.
+    public var adminSignIn: AdminSignIn?
     /// The time rate limits count in (the deployment's clock).
     public var clock: LatchClock = .system
 

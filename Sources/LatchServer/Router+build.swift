@@ -77,6 +77,14 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
     }
     if let custom = services.customRegistration { CustomRegistrationController(service: custom).addAdmin(to: admin) }
     if let audit = services.audit { AuditController(audit: audit).addAdmin(to: admin) }
+    if let signIn = services.adminSignIn {
+        // An enrollment link for an admin account's passkey (owners), and the console.
+        admin.post("admins/:id/enrollment") { _, context -> Response in
+            try JSONResponse.make(
+                try await signIn.enrollmentLink(accountID: try context.parameters.require("id"), issuer: services.settings.issuer), status: .created)
+        }
+        ConsoleController(services: services, signIn: signIn).add(to: router)
+    }
     if let metrics = services.metrics {
         // Prometheus scrapes with an admin token (`Authorization: Bearer`).
         router.group("metrics")

@@ -33,6 +33,8 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
         var adminTokens: [String: AdminTokenRecord] = [:]
         var adminAccounts: [String: AdminAccount] = [:]
         var revokedAdminTokens: [Data: Int64] = [:]
+        /// Admin passkeys by id; they go with their account.
+        var adminPasskeys: [String: AdminPasskey] = [:]
         /// The audit log, oldest first, and its anchor and head.
         var audit: [AuditRecord] = []
         var auditAnchor = AuditAnchor(anchorSeq: 0, anchorMAC: AuditChain.genesis, headSeq: 0, headMAC: AuditChain.genesis)
@@ -650,6 +652,34 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
                 if account.role == .owner, !state.adminAccounts.values.contains(where: { $0.role == .owner && $0.id != id }) { return lastOwner }
                 state.adminAccounts[id] = nil
                 state.adminTokens = state.adminTokens.filter { $0.value.accountID != id }
+                state.adminPasskeys = state.adminPasskeys.filter { $0.value.accountID != id }
+                return nil
+            }
+        }
+
+        func insertAdminPasskey(_ passkey: AdminPasskey, ifRefused refusal: any Error & Sendable) {
+            apply { state in
+                guard state.adminAccounts[passkey.accountID] != nil, state.adminPasskeys[passkey.id] == nil,
+                    !state.adminPasskeys.values.contains(where: { $0.credentialID == passkey.credentialID })
+                else { return refusal }
+                state.adminPasskeys[passkey.id] = passkey
+                return nil
+            }
+        }
+
+        func useAdminPasskey(id: String, signCount: UInt32, newSignCount: UInt32, at: Int64, ifRaced refusal: any Error & Sendable) {
+            apply { state in
+                guard state.adminPasskeys[id]?.signCount == signCount else { return refusal }
+                state.adminPasskeys[id]?.signCount = newSignCount
+                state.adminPasskeys[id]?.lastUsedAt = at
+                return nil
+            }
+        }
+
+        func deleteAdminPasskey(id: String, accountID: String, ifMissing refusal: any Error & Sendable) {
+            apply { state in
+                guard state.adminPasskeys[id]?.accountID == accountID else { return refusal }
+                state.adminPasskeys[id] = nil
                 return nil
             }
         }
@@ -867,6 +897,16 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
 
     public func adminTokens() async throws -> [AdminTokenRecord] {
         state.withLock { state in state.adminTokens.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) } }
+    }
+
+    public func adminPasskeys(accountID: String) async throws -> [AdminPasskey] {
+        state.withLock { state in
+            state.adminPasskeys.values.filter { $0.accountID == accountID }.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+        }
+    }
+
+    public func adminPasskey(credentialID: Data) async throws -> AdminPasskey? {
+        state.withLock { state in state.adminPasskeys.values.first { $0.credentialID == credentialID } }
     }
 
     public func isRevokedAdminToken(hash: Data) async throws -> Bool {

@@ -86,12 +86,14 @@ public final class AdminAuthenticator: Sendable {
     public func tokenID(of token: String) async throws -> String? { try await caller(of: token)?.tokenID }
 
     /// Who presents `token`: nil when it is no admin token, or an expired one.
-    public func caller(of token: String) async throws -> AdminCaller? {
+    /// With `reloadingOnMiss`, a miss re-reads the tokens at once (for a token known genuine — a console session's,
+    /// sealed — that another replica may have just created); otherwise at most every 5 s.
+    public func caller(of token: String, reloadingOnMiss: Bool = false) async throws -> AdminCaller? {
         guard !token.isEmpty, token.utf8.count <= 512 else { return nil }
         let hash = Secrets.hash(token)
         let now = clock.seconds()
         if let record = match(hash) { return Self.live(record, now: now) }
-        guard cache.withLock({ state in state.loadedAt.map { now - $0 >= 5 } ?? true }) else { return nil }
+        guard reloadingOnMiss || cache.withLock({ state in state.loadedAt.map { now - $0 >= 5 } ?? true }) else { return nil }
         try await reload()
         return match(hash).flatMap { Self.live($0, now: now) }
     }

@@ -26,6 +26,7 @@ public enum AdminPolicy {
         "POST /admin/v1/admins": owners,
         "GET /admin/v1/admins": readers,
         "DELETE /admin/v1/admins/{id}": owners,
+        "POST /admin/v1/admins/{id}/enrollment": owners,
         // Admin tokens: support and above manage their own; the engine limits whose and which role.
         "POST /admin/v1/tokens": support,
         "GET /admin/v1/tokens": everyone,

@@ -23,6 +23,10 @@ public struct FederationSealer: Sendable {
         case authorizationCode = "authorization-code"
         case pendingRequest = "pending-request"
         case signOutState = "sign-out-state"
+        /// An admin passkey enrollment link's ticket.
+        case adminEnrollment = "admin-enrollment"
+        /// A console session cookie.
+        case consoleSession = "console-session"
     }
 
     /// HMAC-SHA256 of `text` under the federation key, base64url (CSRF tokens).

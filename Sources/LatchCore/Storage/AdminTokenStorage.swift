@@ -62,7 +62,36 @@ public struct AdminTokenRecord: Sendable, Hashable {
     public func isExpired(at now: Int64) -> Bool { expiresAt.map { now >= $0 } ?? false }
 }
 
-/// Reading admin tokens (hashes only).
+/// A passkey an admin signs in to the console with (a WebAuthn credential of an admin account).
+public struct AdminPasskey: Sendable, Hashable {
+    public var id: String
+    public var accountID: String
+    public var credentialID: Data
+    /// The credential's COSE public key.
+    public var publicKeyCOSE: Data
+    public var signCount: UInt32
+    public var aaguid: Data
+    public var name: String
+    public var createdAt: Int64
+    public var lastUsedAt: Int64?
+
+    public init(
+        id: String, accountID: String, credentialID: Data, publicKeyCOSE: Data, signCount: UInt32, aaguid: Data, name: String, createdAt: Int64,
+        lastUsedAt: Int64? = nil
+    ) {
+        self.id = id
+        self.accountID = accountID
+        self.credentialID = credentialID
+        self.publicKeyCOSE = publicKeyCOSE
+        self.signCount = signCount
+        self.aaguid = aaguid
+        self.name = name
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+    }
+}
+
+/// Reading admin accounts, tokens (hashes only) and passkeys.
 public protocol AdminTokenStore: Sendable {
     /// Every token, oldest first.
     func adminTokens() async throws -> [AdminTokenRecord]
@@ -71,6 +100,10 @@ public protocol AdminTokenStore: Sendable {
     func isRevokedAdminToken(hash: Data) async throws -> Bool
     /// Every admin account, oldest first.
     func adminAccounts() async throws -> [AdminAccount]
+    /// The passkeys of admin account `accountID`, oldest first.
+    func adminPasskeys(accountID: String) async throws -> [AdminPasskey]
+    /// The admin passkey with this credential id.
+    func adminPasskey(credentialID: Data) async throws -> AdminPasskey?
 }
 
 /// Writing admin tokens inside a unit of work.
@@ -91,6 +124,14 @@ public protocol AdminTokenWrites {
     /// last `owner` (checked under a lock on the owners, so two replicas deleting the last two owners at once
     /// cannot both succeed).
     func deleteAdminAccount(id: String, ifMissing refusal: any Error & Sendable, ifLastOwner lastOwner: any Error & Sendable)
+    /// Inserts a passkey of an existing account; refuses when its credential id is registered already or its account
+    /// does not exist. An account's passkeys go with it.
+    func insertAdminPasskey(_ passkey: AdminPasskey, ifRefused refusal: any Error & Sendable)
+    /// Records a sign-in with passkey `id`: its counter moves from `signCount` to `newSignCount`, compare-and-set;
+    /// refuses when the stored counter is no longer `signCount` (another sign-in raced this one) or the passkey is gone.
+    func useAdminPasskey(id: String, signCount: UInt32, newSignCount: UInt32, at: Int64, ifRaced refusal: any Error & Sendable)
+    /// Deletes passkey `id` of `accountID`; refuses when there is none.
+    func deleteAdminPasskey(id: String, accountID: String, ifMissing refusal: any Error & Sendable)
 }
 
 extension UnitOfWork {

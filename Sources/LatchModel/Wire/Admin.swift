@@ -461,3 +461,21 @@ public struct AdminClientConfig: Codable, Sendable, Hashable {
         self.namespace = namespace
     }
 }
+
+/// `POST /admin/v1/admins/{id}/enrollment`, and what `latch admin bootstrap` prints: a one-time link at which the
+/// account registers a passkey for the console.
+public struct AdminEnrollmentLink: Codable, Sendable, Hashable {
+    public var accountId: String
+    public var username: String
+    /// `<issuer>/console/enroll?ticket=…`; it works once.
+    public var url: String
+    /// Unix seconds after which the link no longer works.
+    public var expiresAt: Int64
+
+    public init(accountId: String, username: String, url: String, expiresAt: Int64) {
+        self.accountId = accountId
+        self.username = username
+        self.url = url
+        self.expiresAt = expiresAt
+    }
+}

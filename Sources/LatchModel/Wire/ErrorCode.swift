@@ -78,6 +78,8 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// The admin token is valid, but its role may not call this route or do this (the description names the role
     /// needed).
     public static let forbidden = ErrorCode("forbidden")
+    /// A console form or script call without the session's CSRF token, or from another origin.
+    public static let invalidCSRFToken = ErrorCode("invalid_csrf_token")
     /// The addressed resource does not exist.
     public static let notFound = ErrorCode("not_found")
     /// The resource exists already (admin API).

@@ -9,7 +9,7 @@ enum ErrorStatus {
     static func status(for code: ErrorCode) -> HTTPResponse.Status {
         switch code {
         case .invalidClient, .invalidToken, .insufficientUserAuthentication, .unauthorized: .unauthorized
-        case .challengeTypeDisabled, .customProviderDisabled, .customTransactionClientMismatch, .forbidden: .forbidden
+        case .challengeTypeDisabled, .customProviderDisabled, .customTransactionClientMismatch, .forbidden, .invalidCSRFToken: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
         case .alreadyRegistered, .registrationConflict, .conflict, .deviceAlreadyRegistered, .customTransactionFinished: .conflict
