@@ -7,7 +7,7 @@ struct Admin: AsyncParsableCommand {
         abstract: "Administer a running Latch through its admin API.",
         subcommands: [
             Issuers.self, TestKeys.self, Users.self, Clients.self, Tokens.self, ClientConfig.self, RotateKey.self, AttestationAdmin.self,
-            LoginIssuers.self, ResourceServers.self, CustomProviders.self, UpstreamIdPs.self, Admins.self, Audit.self,
+            LoginIssuers.self, ResourceServers.self, CustomProviders.self, UpstreamIdPs.self, Admins.self, Audit.self, Bootstrap.self,
         ])
 
     // MARK: Issuers

@@ -218,7 +218,9 @@ struct ConsoleController {
     var securityHeaders: HTTPFields {
         [
             .cacheControl: "no-store", .contentSecurityPolicy: Self.contentSecurityPolicy, .xContentTypeOptions: "nosniff", .xFrameOptions: "DENY",
-            .referrerPolicy: "no-referrer",
+            // Not `no-referrer`: under it, browsers send `Origin: null` with the console's own form posts. Other sites
+            // never get a referrer either way.
+            .referrerPolicy: "same-origin",
         ]
     }
 

@@ -22,7 +22,7 @@ enum ConsoleTemplates {
             <head>
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <meta name="referrer" content="no-referrer">
+            <meta name="referrer" content="same-origin">
             <title>{{title}} · Latch console</title>
             <link rel="stylesheet" href="/console/assets/console.css">
             <script src="/console/assets/console.js" defer></script>
