@@ -454,6 +454,74 @@ public enum StoreConformance {
             #expect(wins == 1)
             #expect(try await store.adminAccounts().filter { $0.usernameKey == "bob" }.count == 1)
         },
+        Check(name: "admin passkeys: stored once per credential for an existing account; a use moves the counter once, raced on two replicas; an enrollment ticket is spent once; they go with their account") { store, replica in
+            try await store.write { $0.ensureRootAdminAccount(createdAt: 1) }
+            #expect(try await store.addAdminAccount(AdminAccount(id: "adm_o", username: "olga", role: .owner, createdAt: 2, createdBy: nil)))
+            let passkey = AdminPasskey(
+                id: "apk_1", accountID: "adm_o", credentialID: Data([1, 2, 3]), publicKeyCOSE: Data([4, 5]), signCount: 7, aaguid: Data(repeating: 0, count: 16),
+                name: "laptop", createdAt: 3)
+            try await store.write { $0.insertAdminPasskey(passkey, ifRefused: Refusal.taken) }
+            #expect(try await replica.adminPasskey(credentialID: Data([1, 2, 3])) == passkey)
+            #expect(try await replica.adminPasskeys(accountID: "adm_o") == [passkey])
+            #expect(try await replica.adminPasskeys(accountID: "adm_root").isEmpty)
+            // The same credential again (another account even), or an account that does not exist: refused.
+            let taken = AdminPasskey(
+                id: "apk_2", accountID: "adm_root", credentialID: passkey.credentialID, publicKeyCOSE: passkey.publicKeyCOSE, signCount: 0,
+                aaguid: passkey.aaguid, name: "copy", createdAt: 4)
+            await #expect(throws: Refusal.taken) { try await replica.write { $0.insertAdminPasskey(taken, ifRefused: Refusal.taken) } }
+            let orphan = AdminPasskey(
+                id: "apk_3", accountID: "adm_gone", credentialID: Data([9]), publicKeyCOSE: passkey.publicKeyCOSE, signCount: 0, aaguid: passkey.aaguid,
+                name: "orphan", createdAt: 4)
+            await #expect(throws: Refusal.taken) { try await replica.write { $0.insertAdminPasskey(orphan, ifRefused: Refusal.taken) } }
+            // Ten sign-ins with one assertion (counter 7 → 8), half on each replica: one moves the counter.
+            let moved = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<10 {
+                    group.addTask {
+                        do {
+                            try await pick(index, store, replica).write {
+                                $0.useAdminPasskey(id: "apk_1", signCount: 7, newSignCount: 8, at: 50, ifRaced: Refusal.used)
+                            }
+                            return true
+                        } catch Refusal.used {
+                            return false
+                        }
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(moved == 1)
+            let used = try await store.adminPasskey(credentialID: Data([1, 2, 3]))
+            #expect(used?.signCount == 8 && used?.lastUsedAt == 50)
+            // One enrollment ticket raced ten times, each with its own credential: one passkey is stored.
+            let enrolled = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<10 {
+                    group.addTask {
+                        var candidate = passkey
+                        candidate.id = "apk_r\(index)"
+                        candidate.credentialID = Data([0xE0, UInt8(index)])
+                        do {
+                            try await pick(index, store, replica).write { [candidate] transaction in
+                                transaction.consume(.jti("ticket-hash", issuer: "latch:admin-enrollment", until: 900), ifUnavailable: Refusal.used)
+                                transaction.insertAdminPasskey(candidate, ifRefused: Refusal.taken)
+                            }
+                            return true
+                        } catch Refusal.used {
+                            return false
+                        }
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(enrolled == 1)
+            #expect(try await store.adminPasskeys(accountID: "adm_o").count == 2)
+            // Deleting one is the account's own; deleting the account deletes the rest.
+            await #expect(throws: Refusal.missing) { try await store.write { $0.deleteAdminPasskey(id: "apk_1", accountID: "adm_root", ifMissing: Refusal.missing) } }
+            try await replica.write { $0.deleteAdminPasskey(id: "apk_1", accountID: "adm_o", ifMissing: Refusal.missing) }
+            #expect(try await store.adminPasskeys(accountID: "adm_o").count == 1)
+            try await replica.write { $0.deleteAdminAccount(id: "adm_o", ifMissing: Refusal.missing, ifLastOwner: Refusal.exists) }
+            #expect(try await store.adminPasskeys(accountID: "adm_o").isEmpty)
+            #expect(try await store.adminPasskey(credentialID: Data([1, 2, 3])) == nil)
+        },
         Check(name: "admin tokens: account, role and expiry round-trip; a token is stored only for an existing account") { store, replica in
             try await store.write { $0.ensureRootAdminAccount(createdAt: 1) }
             #expect(try await store.addAdminAccount(AdminAccount(id: "adm_s", username: "sam", role: .support, createdAt: 2, createdBy: "adm_root")))

@@ -80,6 +80,7 @@ struct AuditTests {
                 Change(.patch, "/admin/v1/custom-providers/crm", #"{"hookSecret":"another-secret-hook-key"}"#, "admin.custom_providers.update", "hook secret replaced"),
                 Change(.delete, "/admin/v1/custom-providers/crm", nil, "admin.custom_providers.delete", "crm"),
                 Change(.post, "/admin/v1/admins", #"{"username":"mia","role":"support"}"#, "admin.admins.create", "mia"),
+                Change(.post, "/admin/v1/admins/adm_root/enrollment", nil, "admin.admins.enrollment_link", "adm_root"),
                 Change(.post, "/admin/v1/users/\(user)/sign-out", nil, "user.sessions_revoked", ""),
                 Change(.delete, "/admin/v1/users/\(user)", nil, "user.deleted", ""),
             ]
@@ -144,6 +145,7 @@ struct AuditTests {
         let names: [String: String] = [
             "issuers": "{name}", "test-keys": "{keyId}", "clients": "{id}", "signing-certificates": "{sha256}", "tokens": "{id}",
             "upstream-idps": "{id}", "login-issuers": "{issuerId}", "consumers": "{consumerId}", "custom-providers": "{id}", "users": "{id}",
+            "admins": "{id}",
         ]
         var result: [String] = []
         for (index, part) in parts.enumerated() {

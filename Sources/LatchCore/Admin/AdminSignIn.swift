@@ -48,6 +48,8 @@ public struct ConsoleSession: Sendable {
     public var csrf: String
     /// Whether a dangerous action may go ahead without a new passkey check.
     public var recentlyAuthenticated: Bool
+    /// The session's admin token (sealed in the cookie; a re-authentication re-seals it).
+    var token: String
 }
 
 /// Admin sign-in to the console with passkeys (W3C WebAuthn, the same relying-party checks as users' FIDO
@@ -331,9 +333,8 @@ public struct AdminSignIn: Sendable {
             try await authenticator.reload()
             return self.session(account: account, token: issued.token, tokenID: issued.record.id, authenticatedAt: now, now: now)
         }
-        guard let session, let cookie = sealer.open(session.cookie ?? "", as: .consoleSession, Cookie.self, maximumLength: Self.maximumSealedLength)
-        else { throw LatchError(.unauthorized, "the console session is gone") }
-        return self.session(account: account, token: cookie.t, tokenID: tokenID, authenticatedAt: now, now: now)
+        guard let session else { throw LatchError(.unauthorized, "the console session is gone") }
+        return self.session(account: account, token: session.token, tokenID: tokenID, authenticatedAt: now, now: now)
     }
 
     /// A new session token of `account`: its role, the absolute lifetime.
@@ -351,7 +352,8 @@ public struct AdminSignIn: Sendable {
         let cookie = try? sealer.seal(Cookie(t: token, a: authenticatedAt, s: now), as: .consoleSession)
         return ConsoleSession(
             caller: AdminCaller(tokenID: tokenID, accountID: account.id, role: account.role), username: account.username, authenticatedAt: authenticatedAt,
-            cookie: cookie, csrf: csrfToken(tokenID: tokenID), recentlyAuthenticated: now - authenticatedAt < settings.reauthenticationWindow)
+            cookie: cookie, csrf: csrfToken(tokenID: tokenID), recentlyAuthenticated: now - authenticatedAt < settings.reauthenticationWindow,
+            token: token)
     }
 
     // MARK: Sessions
