@@ -149,6 +149,7 @@ public struct LatchDeployment: Sendable {
             let metrics = LatchMetrics()
             services.metrics = metrics
             (store as? any ObservableStore)?.observers.set(metrics)
+            if let pooled = store as? any PooledStore { metrics.observePool(pooled) }
         }
         if let chained = store as? any AuditChainedStore {
             services.audit = AuditLog(

@@ -19,6 +19,8 @@ public final class PostgresStore: Sendable {
     let operationTimeout: Duration
     /// Told of every unit of work's commit (its time) and every write the database refused to do.
     public let observers = StoreObservers()
+    /// Operations holding or waiting for a pooled connection (`latch_store_pool_*`).
+    let pool: PoolGauge
     /// Chains the audit records this store writes.
     public let auditChain = AuditChain()
 
@@ -31,6 +33,7 @@ public final class PostgresStore: Sendable {
         url: String, poolSize: Int = 16, operationTimeout: Duration = .seconds(5), logger: Logger = Logger(label: "latch.postgres")
     ) throws {
         client = PostgresClient(configuration: try Self.configuration(url: url, poolSize: poolSize), backgroundLogger: logger)
+        pool = PoolGauge(size: poolSize)
         self.logger = logger
         self.operationTimeout = operationTimeout
     }
@@ -165,8 +168,8 @@ public final class PostgresStore: Sendable {
     func transaction<T: Sendable>(_ name: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         for attempt in 1...Self.maximumAttempts {
             do {
-                return try await withDeadline { [client, logger] in
-                    try await client.withTransaction(logger: logger) { connection in try await body(connection) }
+                return try await withDeadline { [client, logger, pool] in
+                    try await pool.counting { try await client.withTransaction(logger: logger) { connection in try await body(connection) } }
                 }
             } catch let error as StoreUnavailableError {
                 throw error
@@ -189,7 +192,7 @@ public final class PostgresStore: Sendable {
     /// own), with the deadline and error handling of ``transaction(_:_:)``.
     func withConnection<T: Sendable>(_ name: String, _ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
         do {
-            return try await withDeadline { [client] in try await client.withConnection { connection in try await body(connection) } }
+            return try await withDeadline { [client, pool] in try await pool.counting { try await client.withConnection { connection in try await body(connection) } } }
         } catch let error as StoreUnavailableError {
             throw error
         } catch let signal as any TransactionRollback {
@@ -205,7 +208,7 @@ public final class PostgresStore: Sendable {
         let started = ContinuousClock.now
         defer { observers.observer?.read(nanoseconds: (ContinuousClock.now - started).nanoseconds) }
         do {
-            return try await withDeadline { [client] in try await body(client) }
+            return try await withDeadline { [client, pool] in try await pool.counting { try await body(client) } }
         } catch let error as StoreUnavailableError {
             throw error
         } catch {
@@ -213,6 +216,10 @@ public final class PostgresStore: Sendable {
             throw StoreUnavailableError("\(name): \(error)")
         }
     }
+}
+
+extension PostgresStore: PooledStore {
+    public func poolSample() -> PoolSample { pool.sample() }
 }
 
 /// Thrown inside a transaction to roll it back on purpose; `transaction` rethrows it as is.

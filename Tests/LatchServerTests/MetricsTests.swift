@@ -71,6 +71,26 @@ struct MetricsTests {
         }
     }
 
+    @Test(
+        "PostgreSQL pool use: the pool's size, connections in use and waiting, and the peak since the last scrape",
+        .enabled(if: AdminRoleTests.postgresURL != nil, "LATCH_TEST_POSTGRES_URL is not set"))
+    func postgresPool() async throws {
+        try await AdminRoleTests.withHarness(.postgres) { harness in
+            // Sixteen reads at once on a pool of four.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<16 { group.addTask { _ = try await harness.owner(.get, "/admin/v1/clients") } }
+                try await group.waitForAll()
+            }
+            let text = String(decoding: try await harness.owner(.get, "/metrics").body, as: UTF8.self)
+            #expect(Self.value(text, "latch_store_pool_size") == 4, "\(text.split(separator: "\n").filter { $0.contains("pool") })")
+            // The scrape's own reads are done: nothing holds a connection while the exposition renders.
+            #expect(Self.value(text, #"latch_store_pool_connections{state="in_use"}"#) != nil)
+            #expect(Self.value(text, #"latch_store_pool_connections{state="waiting"}"#) == 0)
+            #expect((Self.value(text, "latch_store_pool_peak_operations") ?? 0) >= 1)
+            #expect(text.contains("# HELP latch_store_pool_peak_operations"))
+        }
+    }
+
     @Test("metrics.enabled=false: no /metrics route, nothing counted")
     func disabled() async throws {
         let deployment = try await Deployment.make { $0.metricsEnabled = false }

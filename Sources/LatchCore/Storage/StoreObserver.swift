@@ -37,3 +37,55 @@ public final class StoreObservers: Sendable {
 public protocol ObservableStore {
     var observers: StoreObservers { get }
 }
+
+/// A connection pool's use at one moment, and its busiest moment since the last sample.
+public struct PoolSample: Sendable, Hashable {
+    /// The most connections the pool opens.
+    public var size: Int
+    /// Operations holding a connection now.
+    public var inUse: Int
+    /// Operations waiting for one now.
+    public var waiting: Int
+    /// The most operations holding or waiting for a connection at once since the previous sample.
+    public var peak: Int
+
+    public init(size: Int, inUse: Int, waiting: Int, peak: Int) {
+        self.size = size
+        self.inUse = inUse
+        self.waiting = waiting
+        self.peak = peak
+    }
+}
+
+/// A store with a connection pool that reports its use (PostgreSQL).
+public protocol PooledStore: Sendable {
+    /// The pool's use now; the peak restarts from the current use.
+    func poolSample() -> PoolSample
+}
+
+/// Counts operations holding or waiting for a pooled connection, each of which leases one connection at a time —
+/// so the connections in use are `min(operations, size)` and the rest wait.
+public final class PoolGauge: Sendable {
+    public let size: Int
+    private let state = Mutex<(current: Int, peak: Int)>((0, 0))
+
+    public init(size: Int) { self.size = max(1, size) }
+
+    /// Runs `body` counted as one operation.
+    public func counting<T>(_ body: () async throws -> T) async rethrows -> T {
+        state.withLock { state in
+            state.current += 1
+            state.peak = max(state.peak, state.current)
+        }
+        defer { state.withLock { $0.current -= 1 } }
+        return try await body()
+    }
+
+    public func sample() -> PoolSample {
+        state.withLock { state in
+            let sample = PoolSample(size: size, inUse: min(state.current, size), waiting: max(0, state.current - size), peak: state.peak)
+            state.peak = state.current
+            return sample
+        }
+    }
+}

@@ -43,6 +43,12 @@ public final class LatchMetrics: StoreObserver, Sendable {
     }
 
     let readDuration: CoreMetrics.Timer
+    private let pooled = Mutex<(any PooledStore)?>(nil)
+
+    /// Reports `store`'s connection pool at each scrape: `latch_store_pool_size`, `latch_store_pool_connections{state}`
+    /// (`in_use`, `waiting`) and `latch_store_pool_peak_operations` (the most operations holding or waiting for a
+    /// connection at once since the previous scrape).
+    public func observePool(_ store: any PooledStore) { pooled.withLock { $0 = store } }
 
     /// A read: `latch_store_read_duration_seconds`, waiting for a pooled connection included.
     public func read(nanoseconds: Int64) { readDuration.recordNanoseconds(nanoseconds) }
@@ -181,6 +187,19 @@ public final class LatchMetrics: StoreObserver, Sendable {
     /// `process_resident_memory_bytes`, `process_cpu_seconds_total` (from `/proc/self/stat` on Linux) and
     /// `process_start_time_seconds`, named as Prometheus's own clients name them.
     func updateProcessGauges() {
+        if let store = pooled.withLock({ $0 }) {
+            let sample = store.poolSample()
+            func gauge(_ name: String, _ help: String, _ labels: [(String, String)] = []) -> Prometheus.Gauge {
+                registry.makeGauge(
+                    descriptor: MetricNameDescriptor(namespace: "latch_store_pool", metricName: name, unitName: "", helpText: help), labels: labels)
+            }
+            let connections = "Store operations holding a pooled connection (in_use) or waiting for one (waiting)."
+            gauge("size", "The most connections the store's pool opens.").set(Double(sample.size))
+            gauge("connections", connections, [("state", "in_use")]).set(Double(sample.inUse))
+            gauge("connections", connections, [("state", "waiting")]).set(Double(sample.waiting))
+            gauge("peak_operations", "The most store operations holding or waiting for a connection at once since the previous scrape.")
+                .set(Double(sample.peak))
+        }
         registry.makeGauge(
             descriptor: MetricNameDescriptor(
                 namespace: "process", metricName: "start_time", unitName: "seconds", helpText: "Start time of the process since the Unix epoch, seconds.")
