@@ -22,6 +22,9 @@ let package = Package(
         .library(name: "LatchResourceServer", targets: ["LatchResourceServer"]),
         .library(name: "LatchResourceServerHummingbird", targets: ["LatchResourceServerHummingbird"]),
     ],
+    traits: [
+        .trait(name: "OTel", description: "Export traces over OTLP/HTTP with swift-otel (config tracing.enabled)."),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -40,6 +43,10 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        // The OTLP/HTTP span exporter, built only with the `OTel` trait (`swift build --traits OTel`): its protobuf code
+        // adds minutes to a cold build that deployments without a collector should not pay.
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // Wire types shared by the server and the SDK. Foundation only.
@@ -82,6 +89,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -97,6 +105,7 @@ let package = Package(
                 "LatchCore", "LatchModel", "LatchJOSE", "CLatchSQLiteShim",
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -108,6 +117,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -142,6 +152,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["OTel"])),
             ],
             swiftSettings: swiftSettings
         ),
@@ -326,6 +338,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: swiftSettings
         ),

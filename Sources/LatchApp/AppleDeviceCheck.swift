@@ -61,7 +61,7 @@ final class AppleDeviceCheck: DeviceCheckAPI {
         request.headers.add(name: "Authorization", value: "Bearer " + (try authentication(credentials)))
         request.body = .bytes(JSONValue.object(body).serialized())
         do {
-            let response = try await client.execute(request, timeout: timeout)
+            let response = try await client.traced(request, timeout: timeout, span: "devicecheck \(operation)")
             let answer = Array(try await response.body.collect(upTo: 64 * 1024).readableBytesView)
             switch response.status.code {
             case 200: return answer

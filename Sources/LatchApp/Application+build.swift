@@ -19,12 +19,16 @@ public func buildLatch(
     // Before anything is created or printed: a port in use must not leave a new deployment (and a bootstrap
     // token printed for it) behind.
     try await checkCanListen(host: configuration.host, port: configuration.port)
+    // Refused before anything is created when this build cannot export.
+    let tracing = configuration.tracingEnabled ? try OpenTelemetryTracing.bootstrap(serviceName: configuration.tracingServiceName, logger: logger) : nil
     let keyEncryptionKey = try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration)
     let opened = try OpenedStore.open(configuration, logger: logger)
     let server = LatchHTTPService(
         configuration: configuration, opened: opened, keyEncryptionKey: Redacted(keyEncryptionKey), logger: logger, onServerRunning: onServerRunning)
+    // The exporter first: it starts before and stops after the server, so the last spans are flushed.
     return ServiceGroup(
-        configuration: .init(services: [opened.service, server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        configuration: .init(
+            services: (tracing.map { [$0] } ?? []) + [opened.service, server], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
 }
 
 /// The HTTP server with housekeeping, over engines assembled once the store is ready.

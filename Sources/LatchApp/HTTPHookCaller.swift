@@ -36,7 +36,7 @@ struct HTTPHookCaller: HookCaller {
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(body)
         do {
-            let response = try await HTTPClient.noRedirects.execute(request, timeout: .seconds(timeoutSeconds))
+            let response = try await HTTPClient.noRedirects.traced(request, timeout: .seconds(timeoutSeconds), span: "hook")
             if (300...399).contains(Int(response.status.code)) { return .failure(.redirect(Int(response.status.code))) }
             let collected: ByteBuffer
             do {

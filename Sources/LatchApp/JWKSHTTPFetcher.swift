@@ -16,7 +16,7 @@ struct JWKSHTTPFetcher: JWKSFetcher {
         var request = HTTPClientRequest(url: url)
         request.method = .GET
         request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")
-        let response = try await HTTPClient.noRedirects.execute(request, timeout: .seconds(timeoutSeconds))
+        let response = try await HTTPClient.noRedirects.traced(request, timeout: .seconds(timeoutSeconds), span: "jwks")
         guard response.status.code == 200 else { throw Failure(description: "the JWKS URL answered HTTP \(response.status.code)") }
         return Array(try await response.body.collect(upTo: 64 * 1024).readableBytesView)
     }

@@ -76,6 +76,8 @@ import Synchronization
 /// | `metrics.enabled` | `true` | Prometheus metrics at `GET /metrics` (any admin token) |
 /// | `metrics.port` | `0` (none) | a second listener serving `GET /metrics` without authentication (0–65535) |
 /// | `metrics.host` | `127.0.0.1` | the address `metrics.port` listens on |
+/// | `tracing.enabled` | `false` | export spans over OTLP/HTTP to `OTEL_EXPORTER_OTLP_ENDPOINT` (needs a build with `--traits OTel`) |
+/// | `tracing.serviceName` | `latch` | the `service.name` of the exported spans |
 /// | `federation.webSessionLifetime` | `3600` | seconds a browser stays signed in at the hosted pages (60–86400) |
 /// | `federation.upstreamTimeout` | `10` | seconds a call to an upstream identity provider may take (1–60) |
 /// | `audit.retentionDays` | `365` | days audit records are kept before housekeeping purges them (0–3650; 0 keeps them forever) |
@@ -124,6 +126,10 @@ public struct LatchConfiguration: Sendable {
     /// A second listener serving `GET /metrics` without authentication (`metrics.port`; 0: none) on `metrics.host`.
     public var metricsPort = 0
     public var metricsHost = "127.0.0.1"
+    /// Export spans over OTLP (`tracing.enabled`).
+    public var tracingEnabled = false
+    /// The exported spans' `service.name` (`tracing.serviceName`).
+    public var tracingServiceName = "latch"
     /// Days audit records are kept (`audit.retentionDays`; 0 keeps them forever).
     public var auditRetentionDays: Int64 = 365
     /// Browser sign-in through upstream identity providers (`federation.*`).
@@ -275,6 +281,8 @@ public struct LatchConfiguration: Sendable {
         metricsEnabled = reader.bool(forKey: "metrics.enabled", default: true)
         metricsPort = Int(try ranged("metrics.port", Int64(metricsPort)))
         metricsHost = reader.string(forKey: "metrics.host", default: metricsHost)
+        tracingEnabled = reader.bool(forKey: "tracing.enabled", default: false)
+        tracingServiceName = reader.string(forKey: "tracing.serviceName", default: tracingServiceName)
         auditRetentionDays = try ranged("audit.retentionDays", auditRetentionDays)
         federation.webSessionLifetime = try ranged("federation.webSessionLifetime", federation.webSessionLifetime)
         federation.upstreamTimeout = try ranged("federation.upstreamTimeout", federation.upstreamTimeout)
@@ -429,6 +437,7 @@ public struct LatchConfiguration: Sendable {
         "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns", "login.validity", "login.sensitiveMaxAge",
         "login.refreshBeyondValidity", "hooks.allowPrivateAddresses", "dpop.requireNonce", "federation.webSessionLifetime",
         "federation.upstreamTimeout", "metrics.enabled", "metrics.port", "metrics.host", "audit.retentionDays",
+        "tracing.enabled", "tracing.serviceName",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —

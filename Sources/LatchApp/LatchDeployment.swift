@@ -145,6 +145,7 @@ public struct LatchDeployment: Sendable {
                 random: random, sealer: sealer, evidenceApps: evidenceApps, logger: logger),
             adminAuthenticator: adminAuthenticator, readiness: store)
         services.clock = clock
+        services.settings.tracing = configuration.tracingEnabled
         if configuration.metricsEnabled {
             let metrics = LatchMetrics()
             services.metrics = metrics

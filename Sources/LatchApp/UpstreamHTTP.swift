@@ -34,7 +34,7 @@ struct AsyncUpstreamHTTPClient: UpstreamHTTPClient {
     }
 
     private func execute(_ request: HTTPClientRequest, timeout: Int64) async throws -> UpstreamResponse {
-        let response = try await HTTPClient.noRedirects.execute(request, timeout: .seconds(timeout))
+        let response = try await HTTPClient.noRedirects.traced(request, timeout: .seconds(timeout), span: "upstream")
         let body = try await response.body.collect(upTo: maximumAnswerBytes)
         return UpstreamResponse(status: Int(response.status.code), body: Array(body.readableBytesView))
     }

@@ -3,6 +3,7 @@ import LatchCore
 import Logging
 import NIOSSL
 import PostgresNIO
+import Tracing
 
 /// Latch's scale-out store: several stateless replicas on one PostgreSQL database.
 ///
@@ -205,6 +206,13 @@ public final class PostgresStore: Sendable {
 
     /// Runs one query outside an explicit transaction (a single statement commits on its own).
     func query<T: Sendable>(_ name: String, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
+        try await withSpan("store.read", ofKind: .client) { span in
+            span.attributes["latch.operation"] = name
+            return try await read(name, body)
+        }
+    }
+
+    private func read<T: Sendable>(_ name: String, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
         let started = ContinuousClock.now
         defer { observers.observer?.read(nanoseconds: (ContinuousClock.now - started).nanoseconds) }
         do {

@@ -1,5 +1,6 @@
 import LatchCore
 import PostgresNIO
+import Tracing
 
 /// The writes of one unit of work, recorded while its body runs and sent afterwards as one transaction
 /// (``PostgresStore/write(_:)``): PostgreSQL is reached asynchronously, and the body is synchronous and
@@ -70,6 +71,10 @@ struct RefusedUnit: TransactionRollback {
 
 extension PostgresStore: UnitOfWork {
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
+        try await withSpan("store.write", ofKind: .client) { _ in try await unit(body) }
+    }
+
+    private func unit<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
         let transaction = PostgresTransaction()
         let result = body(transaction)
         let steps =

@@ -1,6 +1,7 @@
 import Foundation
 import LatchCore
 import Logging
+import Tracing
 
 /// Latch's embedded store: one SQLite file in WAL mode with `synchronous=FULL`.
 ///
@@ -90,10 +91,12 @@ public final class SQLiteStore: Sendable {
 
     /// Runs a read on a free reader connection (waiting for one asynchronously).
     func read<T>(_ body: (SQLiteHandle) throws -> T) async throws -> T {
-        guard let observer = observers.observer else { return try await unavailableOnSQLiteError("read") { try await readers.read(body) } }
-        let started = ContinuousClock.now
-        defer { observer.read(nanoseconds: (ContinuousClock.now - started).nanoseconds) }
-        return try await unavailableOnSQLiteError("read") { try await readers.read(body) }
+        try await withSpan("store.read", ofKind: .client) { _ in
+            guard let observer = observers.observer else { return try await unavailableOnSQLiteError("read") { try await readers.read(body) } }
+            let started = ContinuousClock.now
+            defer { observer.read(nanoseconds: (ContinuousClock.now - started).nanoseconds) }
+            return try await unavailableOnSQLiteError("read") { try await readers.read(body) }
+        }
     }
 
     /// A SQLite failure is the store being unavailable (503), logged with its detail.
@@ -111,11 +114,14 @@ extension SQLiteStore: UnitOfWork {
     /// A unit of work is one job of the writer: its writes run at once, on the writer's thread, inside the job's
     /// savepoint; a refusal or a SQLite error rolls the savepoint back and fails this unit alone.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
-        try await job { db in
-            let transaction = SQLiteTransaction(db, chain: self.auditChain)
-            let result = body(transaction)
-            if let stop = transaction.stop { throw stop }
-            return result
+        // The span covers the wait for the group commit that makes the unit durable.
+        try await withSpan("store.write", ofKind: .client) { _ in
+            try await job { db in
+                let transaction = SQLiteTransaction(db, chain: self.auditChain)
+                let result = body(transaction)
+                if let stop = transaction.stop { throw stop }
+                return result
+            }
         }
     }
 }

@@ -19,6 +19,8 @@ public struct LatchServices: Sendable {
         public var trustedHops: Int
         /// Failed admin authentications a minute per client address before 429; 0 turns the limit off.
         public var adminFailuresPerMinute: Int
+        /// A server span per request (`tracing.enabled`), reported to the bootstrapped tracer.
+        public var tracing = false
 
         public init(
             issuer: String, signingAlgorithm: String, scopes: [String], rateLimitPerMinute: Int, trustForwardedFor: Bool,

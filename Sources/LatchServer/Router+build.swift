@@ -6,6 +6,8 @@ import LatchCore
 public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext> {
     let router = Router(context: LatchRequestContext.self, options: .autoGenerateHeadEndpoints)
     let methods = RouteMethods()
+    // Outermost: the span covers everything else.
+    if services.settings.tracing { router.add(middleware: RequestTracingMiddleware()) }
     // Outside the error middleware: refusals count with the status they answer.
     if let metrics = services.metrics { router.add(middleware: MetricsMiddleware(metrics: metrics)) }
     router.add(middleware: ErrorMiddleware(routes: methods))

@@ -3,10 +3,31 @@ import Foundation
 import LatchApp
 import LatchCore
 import LatchTesting
+import Logging
 import Testing
 
 @Suite("Configuration")
 struct ConfigurationTests {
+    #if !OTel
+    @Test("tracing.enabled in a build without the OTel trait is refused before anything is created, naming the key and the build flag")
+    func tracingNeedsTheTrait() async throws {
+        var configuration = try LatchConfiguration(reader: try await LatchConfiguration.reader(overrides: [:], environment: [:], configFile: nil))
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        configuration.dataDirectory = directory.path + "/data"
+        configuration.port = 0
+        configuration.tracingEnabled = true
+        do {
+            _ = try await buildLatch(configuration: configuration, logger: .init(label: "test"))
+            Issue.record("a build without the exporter accepted tracing.enabled")
+        } catch let error as ConfigurationError {
+            #expect(error.key == "tracing.enabled" && error.problem.contains("--traits OTel"))
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/data"))
+        #expect(configuration.tracingServiceName == "latch")
+    }
+    #endif
+
     @Test("Defaults")
     func defaults() async throws {
         let configuration = try LatchConfiguration(reader: try await LatchConfiguration.reader(overrides: [:], environment: [:], configFile: nil))

@@ -1,4 +1,5 @@
 import LatchModel
+import Tracing
 import Logging
 
 /// The token endpoint (RFC 6749 §3.2): finds the client and the grant handler, and lets the handler answer.
@@ -46,10 +47,21 @@ public struct TokenEndpoint: Sendable {
             throw LatchError(.unsupportedGrantType, "grant_type must be one of: \(grantTypes.joined(separator: ", "))")
         }
         do {
-            // Step 4.
-            let proof = try await dpop?.tokenEndpoint(headers: dpopHeaders, policy: client.evidence.dpop ?? .default, spend: !grant.spendsDPoPProof)
-            // Step 5.
-            return try await grant.exchange(TokenRequest(parameters: parameters, client: client, repeated: repeated, bearer: bearer, dpop: proof))
+            return try await withSpan("token \(grantType)") { span in
+                span.attributes["latch.grant_type"] = grantType
+                span.attributes["latch.client_id"] = client.id
+                do {
+                    // Step 4.
+                    let proof = try await dpop?.tokenEndpoint(headers: dpopHeaders, policy: client.evidence.dpop ?? .default, spend: !grant.spendsDPoPProof)
+                    // Step 5.
+                    let response = try await grant.exchange(TokenRequest(parameters: parameters, client: client, repeated: repeated, bearer: bearer, dpop: proof))
+                    span.attributes["latch.outcome"] = "ok"
+                    return response
+                } catch let error as LatchError {
+                    span.attributes["latch.outcome"] = error.code.rawValue
+                    throw error
+                }
+            }
         } catch let error as LatchError where grantType != GrantType.refreshToken {
             // A refused sign-in is recorded on its own (a refused refresh is not a sign-in; its reuse is recorded by
             // the refresh grant).
