@@ -85,7 +85,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
             try JSONResponse.make(
                 try await signIn.enrollmentLink(accountID: try context.parameters.require("id"), issuer: services.settings.issuer), status: .created)
         }
-        ConsoleController(services: services, signIn: signIn).add(to: router)
+        ConsoleController(services: services, signIn: signIn).add(to: router, limited: limited)
     }
     if let metrics = services.metrics {
         // Prometheus scrapes with an admin token (`Authorization: Bearer`).

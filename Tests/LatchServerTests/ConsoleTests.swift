@@ -219,6 +219,19 @@ struct ConsoleTests {
         }
     }
 
+    @Test("Sign-in and enrollment calls are rate-limited per address like every unauthenticated endpoint that writes")
+    func rateLimited() async throws {
+        let deployment = try await Deployment.make { $0.rateLimitPerMinute = 3 }
+        try await deployment.run { client in
+            var statuses: [Int] = []
+            for _ in 0..<4 { statuses.append(Int(try await Self.json(client, "/console/sign-in/options", .object([:])).status.code)) }
+            #expect(statuses == [200, 200, 200, 429])
+            #expect(try await Self.json(client, "/console/enroll/options", .object(["ticket": "x"])).status.code == 429)
+            // Pages of signed-in admins are not counted against it.
+            #expect(try await client.get("/console/assets/console.css").status == .ok)
+        }
+    }
+
     @Test("Sessions end after 30 idle minutes, 12 hours whatever happens, and with their account; dangerous actions need a passkey check in the last 5 minutes")
     func timeouts() async throws {
         let deployment = try await Deployment.make()

@@ -47,11 +47,12 @@ struct ConsoleController {
 
     // MARK: Routes
 
-    func add(to router: Router<LatchRequestContext>) {
+    /// `limited`: the per-address rate limit of the unauthenticated endpoints that write, for sign-in and enrollment.
+    func add(to router: Router<LatchRequestContext>, limited: RateLimitMiddleware) {
         let console = router.group("console")
         console.get("assets/console.css") { _, _ in Self.asset(ConsoleTemplates.stylesheet, type: "text/css; charset=utf-8") }
         console.get("assets/console.js") { _, _ in Self.asset(ConsoleTemplates.script, type: "text/javascript; charset=utf-8") }
-        addSignIn(to: console)
+        addSignIn(to: router.group("console").add(middleware: limited))
         addPages(to: console)
     }
 
