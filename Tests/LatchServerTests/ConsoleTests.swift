@@ -210,7 +210,12 @@ struct ConsoleTests {
             #expect(try await Self.post(client, path, cookie: auditor.cookie, [("csrf", auditor.csrf)]).status == .forbidden)
             #expect(try await Self.post(client, "/console/signing-keys/rotate", cookie: auditor.cookie, [("csrf", auditor.csrf)]).status == .forbidden)
             let forbidden = try await Self.records(client, "admin.access.forbidden")
-            #expect(forbidden.count == 9 && forbidden.allSatisfy { $0.detail?.hasPrefix("console: role") == true })
+            #expect(forbidden.count == 8 && forbidden.allSatisfy { $0.detail?.hasPrefix("console: role") == true })
+            // The navigation shows a role the areas it may open; support manages its own tokens on the Admins page.
+            let supportPage = try await Self.page(client, "/console/users", cookie: support.cookie).text
+            #expect(supportPage.contains("id=\"nav-users\"") && supportPage.contains("id=\"nav-admins\"") && !supportPage.contains("id=\"nav-apps\"") && !supportPage.contains("id=\"nav-audit\""))
+            let supportAdmins = try await Self.page(client, "/console/admins", cookie: support.cookie)
+            #expect(supportAdmins.status == .ok && supportAdmins.text.contains("id=\"create-token\"") && !supportAdmins.text.contains("id=\"admins-table\""))
             // Pages leave out what the role cannot do.
             #expect(!(try await Self.page(client, "/console/users/\(user)", cookie: support.cookie).text.contains("id=\"delete-user\"")))
             #expect(try await Self.page(client, "/console/users/\(user)", cookie: owner.cookie).text.contains("id=\"delete-user\""))
@@ -332,6 +337,15 @@ struct ConsoleTests {
             // Bad values are refused with their code, nothing written.
             let bad = try await Self.post(client, "/console/tokens", cookie: owner.cookie, [("csrf", owner.csrf), ("name", "x"), ("days", "999")])
             #expect(bad.status == .badRequest && bad.text.contains("invalid_input"))
+            // The app form as the page renders it (its DPoP value the app's) saves.
+            let apps = try await Self.page(client, "/console/apps", cookie: owner.cookie).text
+            #expect(apps.contains(#"<option value="allowed" selected>"#), "the DPoP select shows the app's value")
+            let saved = try await Self.post(
+                client, "/console/apps/default", cookie: owner.cookie,
+                [("csrf", owner.csrf), ("redirectUris", "https://app.example.com/cb\nhttps://app.example.com/cb2"), ("postLogoutRedirectUris", ""), ("dpop", "allowed")])
+            #expect(saved.status == .seeOther && saved.headers[.location] == "/console/apps?done=saved-app", "\(saved.text.prefix(400))")
+            let clients = try await client.admin(.get, "/admin/v1/clients").decode(AdminClientList.self).clients
+            #expect(clients.first { $0.clientId == "default" }?.redirectUris == ["https://app.example.com/cb", "https://app.example.com/cb2"])
             let badApp = try await Self.post(client, "/console/apps/default", cookie: owner.cookie, [("csrf", owner.csrf), ("redirectUris", "javascript:alert(1)")])
             #expect(badApp.status == .badRequest, "\(badApp.text.prefix(300))")
             #expect(try await Self.page(client, "/console/nope", cookie: owner.cookie).status == .notFound)

@@ -227,7 +227,10 @@ struct ConsoleController {
 
     func render(_ view: ConsoleView, session: ConsoleSession?) -> Response {
         let html = library.render(
-            view.context(username: session?.username, role: session?.caller.role.rawValue, csrf: session?.csrf), withTemplate: "page") ?? ""
+            view.context(
+                username: session?.username, role: session?.caller.role.rawValue, csrf: session?.csrf,
+                may: { route in session.map { self.may($0, route) } ?? false }),
+            withTemplate: "page") ?? ""
         var headers = securityHeaders
         headers[.contentType] = "text/html; charset=utf-8"
         if let cookie = session?.cookie { headers.append(setCookie(cookie)) }

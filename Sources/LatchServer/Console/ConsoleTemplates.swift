@@ -146,6 +146,9 @@ enum ConsoleTemplates {
         .error { padding: .6rem .9rem; border-left: 4px solid var(--danger); background: var(--card); color: var(--danger); }
         .secret pre { white-space: pre-wrap; word-break: break-all; padding: .75rem; background: var(--bg); border: 1px dashed var(--line); border-radius: 6px; }
         .empty, small { color: var(--muted); }
+        #audit-table { font-size: .82rem; }
+        #audit-table td { word-break: normal; overflow-wrap: anywhere; }
+        #audit-table td:nth-child(2), #audit-table td:nth-child(3) { white-space: nowrap; }
         .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
         img { image-rendering: pixelated; background: #fff; padding: 8px; }
         @media (max-width: 40rem) { main { padding: 0 .5rem; } section { padding: .75rem; } }

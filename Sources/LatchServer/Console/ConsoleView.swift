@@ -120,23 +120,29 @@ struct ConsoleView {
         }
     }
 
-    /// The navigation: every area, in order.
-    static let navigation: [(id: String, label: String, href: String)] = [
-        ("overview", "Overview", "/console"), ("users", "Users", "/console/users"), ("apps", "Apps", "/console/apps"),
-        ("issuers", "Issuers", "/console/issuers"), ("test-keys", "Test keys", "/console/test-keys"),
-        ("signing-keys", "Signing keys", "/console/signing-keys"), ("custom-providers", "Custom registration", "/console/custom-providers"),
-        ("upstream-idps", "Upstream IdPs", "/console/upstream-idps"), ("oob", "Out-of-band", "/console/oob"), ("admins", "Admins", "/console/admins"),
-        ("audit", "Audit log", "/console/audit"),
+    /// The navigation: every area, in order, with the admin API route whose roles it takes.
+    static let navigation: [(id: String, label: String, href: String, route: String)] = [
+        ("overview", "Overview", "/console", "GET /admin/v1/users"), ("users", "Users", "/console/users", "GET /admin/v1/users"),
+        ("apps", "Apps", "/console/apps", "GET /admin/v1/clients"), ("issuers", "Issuers", "/console/issuers", "GET /admin/v1/issuers"),
+        ("test-keys", "Test keys", "/console/test-keys", "GET /admin/v1/test-keys"),
+        ("signing-keys", "Signing keys", "/console/signing-keys", "GET /admin/v1/client-config"),
+        ("custom-providers", "Custom registration", "/console/custom-providers", "GET /admin/v1/custom-providers"),
+        ("upstream-idps", "Upstream IdPs", "/console/upstream-idps", "GET /admin/v1/upstream-idps"),
+        ("oob", "Out-of-band", "/console/oob", "POST /admin/v1/users/{id}/enrollments"), ("admins", "Admins", "/console/admins", "GET /admin/v1/tokens"),
+        ("audit", "Audit log", "/console/audit", "GET /admin/v1/audit"),
     ]
 
-    /// The template's context; `session` nil on the sign-in and enrollment pages (no navigation).
-    func context(username: String?, role: String?, csrf: String?) -> [String: Any] {
+    /// The template's context; without a signed-in admin (sign-in and enrollment pages) no navigation. `may` says
+    /// whether the admin's role may call a route: the navigation shows only the areas it may open.
+    func context(username: String?, role: String?, csrf: String?, may: (String) -> Bool = { _ in true }) -> [String: Any] {
         var context: [String: Any] = ["title": title, "sections": sections.map(Self.context)]
         if let username, let role, let csrf {
             context["username"] = username
             context["role"] = role
             context["csrf"] = csrf
-            context["nav"] = Self.navigation.map { ["id": $0.id, "label": $0.label, "href": $0.href, "current": $0.id == area] as [String: Any] }
+            context["nav"] = Self.navigation.filter { may($0.route) }.map {
+                ["id": $0.id, "label": $0.label, "href": $0.href, "current": $0.id == area] as [String: Any]
+            }
         }
         if let flash { context["flash"] = flash }
         if let error { context["error"] = error }
