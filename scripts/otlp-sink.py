@@ -37,10 +37,14 @@ def main():
                 if args.dump and "json" in (self.headers.get("Content-Type") or ""):
                     with open(args.dump, "ab") as dump:
                         dump.write(body + b"\n")
+            # An empty ExportTraceServiceResponse: no bytes in protobuf, `{}` in JSON.
+            json_body = "json" in (self.headers.get("Content-Type") or "")
+            answer = b"{}" if json_body else b""
             self.send_response(200)
-            self.send_header("Content-Type", self.headers.get("Content-Type") or "application/x-protobuf")
-            self.send_header("Content-Length", "0")
+            self.send_header("Content-Type", "application/json" if json_body else "application/x-protobuf")
+            self.send_header("Content-Length", str(len(answer)))
             self.end_headers()
+            self.wfile.write(answer)
 
         def log_message(self, *_):
             pass
