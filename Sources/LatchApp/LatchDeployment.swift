@@ -146,6 +146,7 @@ public struct LatchDeployment: Sendable {
             adminAuthenticator: adminAuthenticator, readiness: store)
         services.clock = clock
         services.settings.tracing = configuration.tracingEnabled
+        if configuration.tracingEnabled { LatchTracing.setEnabled(true) }
         if configuration.metricsEnabled {
             let metrics = LatchMetrics()
             services.metrics = metrics

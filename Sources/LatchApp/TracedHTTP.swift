@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import LatchCore
 import NIOHTTP1
 import Tracing
 
@@ -8,6 +9,7 @@ extension HTTPClient {
     /// `execute`, as a client span (`tracing.enabled`): the method, the host (never the path or query) and the status,
     /// with the trace's `traceparent` sent along so the callee (a hook, an upstream provider) can continue it.
     func traced(_ request: HTTPClientRequest, timeout: TimeAmount, span name: String) async throws -> HTTPClientResponse {
+        guard LatchTracing.isEnabled else { return try await execute(request, timeout: timeout) }
         var request = request
         return try await withSpan(name, ofKind: .client) { span in
             span.attributes["http.request.method"] = request.method.rawValue

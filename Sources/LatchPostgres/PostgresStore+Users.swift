@@ -4,6 +4,17 @@ import LatchJOSE
 import LatchModel
 import PostgresNIO
 
+extension PostgresStore: SingleUseStore {
+    public func isUsed(_ value: SingleUse) async throws -> Bool {
+        switch value {
+        case .jti(let jti, let issuer, _):
+            try await query("isUsed") { client in
+                try await !client.query("SELECT 1 FROM used_jtis WHERE issuer = \(issuer) AND jti = \(jti)").all(Int.self).isEmpty
+            }
+        }
+    }
+}
+
 extension PostgresStore: UserStore {
     typealias UserRow = (String, String, String, String?, String?, String, Int64)
 
@@ -50,6 +61,27 @@ extension PostgresStore: UserStore {
         return try await query("users") { client in
             try await client.query("SELECT \(unescaped: Self.userColumns) FROM users WHERE id > \(after) ORDER BY id LIMIT \(limit)")
                 .all(UserRow.self).map(Self.user)
+        }
+    }
+
+    public func deviceKeys(userID: String) async throws -> [DeviceKey] {
+        // A user has a few keys: their ids, then each (the row type carries no key id).
+        let ids = try await query("deviceKeyIDs") { client in
+            try await client.query("SELECT key_id FROM device_keys WHERE user_id = \(userID) ORDER BY created_at, key_id").all(String.self)
+        }
+        var keys: [DeviceKey] = []
+        for id in ids { if let key = try await deviceKey(userID: userID, keyID: id) { keys.append(key) } }
+        return keys
+    }
+
+    public func activeSessions(userID: String, now: Int64, limit: Int) async throws -> [Session] {
+        try await query("activeSessions") { client in
+            try await client.query(
+                """
+                SELECT \(unescaped: Self.sessionColumns) FROM sessions WHERE user_id = \(userID) AND revoked_at IS NULL AND expires_at > \(now)
+                ORDER BY created_at DESC, id LIMIT \(limit)
+                """
+            ).all(SessionRow.self).map(Self.session)
         }
     }
 

@@ -1,9 +1,9 @@
 import Foundation
 import LatchCore
 import Logging
+import Tracing
 import NIOSSL
 import PostgresNIO
-import Tracing
 
 /// Latch's scale-out store: several stateless replicas on one PostgreSQL database.
 ///
@@ -206,8 +206,8 @@ public final class PostgresStore: Sendable {
 
     /// Runs one query outside an explicit transaction (a single statement commits on its own).
     func query<T: Sendable>(_ name: String, _ body: @escaping @Sendable (PostgresClient) async throws -> T) async throws -> T {
-        try await withSpan("store.read", ofKind: .client) { span in
-            span.attributes["latch.operation"] = name
+        try await LatchTracing.span("store.read", ofKind: .client) { span in
+            span?.attributes["latch.operation"] = name
             return try await read(name, body)
         }
     }

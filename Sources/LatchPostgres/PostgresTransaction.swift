@@ -71,7 +71,7 @@ struct RefusedUnit: TransactionRollback {
 
 extension PostgresStore: UnitOfWork {
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
-        try await withSpan("store.write", ofKind: .client) { _ in try await unit(body) }
+        try await LatchTracing.span("store.write", ofKind: .client) { _ in try await unit(body) }
     }
 
     private func unit<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {

@@ -3,6 +3,15 @@ import LatchCore
 import LatchJOSE
 import LatchModel
 
+extension SQLiteStore: SingleUseStore {
+    public func isUsed(_ value: SingleUse) async throws -> Bool {
+        switch value {
+        case .jti(let jti, let issuer, _):
+            try await read { db in !(try db.query("SELECT 1 FROM used_jtis WHERE issuer = ? AND jti = ?", [.text(issuer), .text(jti)]).isEmpty) }
+        }
+    }
+}
+
 extension SQLiteStore: UserStore {
     static let userColumns = "id, username, kind, issuer, subject, claims, created_at"
 
@@ -49,6 +58,22 @@ extension SQLiteStore: UserStore {
         try await read { db in
             try db.query("SELECT \(Self.userColumns) FROM users WHERE id > ? ORDER BY id LIMIT ?", [.text(cursor ?? ""), .int(Int64(limit))])
                 .map { try Self.decodeUser($0) }
+        }
+    }
+
+    public func deviceKeys(userID: String) async throws -> [DeviceKey] {
+        try await read { db in
+            try db.query("SELECT key_id, \(Self.deviceKeyColumns) FROM device_keys WHERE user_id = ? ORDER BY created_at, key_id", [.text(userID)])
+                .map { try Self.decodeDeviceKey($0, userID: userID, keyID: $0.text(0), offset: 1) }
+        }
+    }
+
+    public func activeSessions(userID: String, now: Int64, limit: Int) async throws -> [Session] {
+        try await read { db in
+            try db.query(
+                "SELECT \(Self.sessionColumns) FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at DESC, id LIMIT ?",
+                [.text(userID), .int(now), .int(Int64(limit))]
+            ).map { Self.decodeSession($0) }
         }
     }
 

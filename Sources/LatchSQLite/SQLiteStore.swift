@@ -91,7 +91,7 @@ public final class SQLiteStore: Sendable {
 
     /// Runs a read on a free reader connection (waiting for one asynchronously).
     func read<T>(_ body: (SQLiteHandle) throws -> T) async throws -> T {
-        try await withSpan("store.read", ofKind: .client) { _ in
+        try await LatchTracing.span("store.read", ofKind: .client) { _ in
             guard let observer = observers.observer else { return try await unavailableOnSQLiteError("read") { try await readers.read(body) } }
             let started = ContinuousClock.now
             defer { observer.read(nanoseconds: (ContinuousClock.now - started).nanoseconds) }
@@ -115,7 +115,7 @@ extension SQLiteStore: UnitOfWork {
     /// savepoint; a refusal or a SQLite error rolls the savepoint back and fails this unit alone.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
         // The span covers the wait for the group commit that makes the unit durable.
-        try await withSpan("store.write", ofKind: .client) { _ in
+        try await LatchTracing.span("store.write", ofKind: .client) { _ in
             try await job { db in
                 let transaction = SQLiteTransaction(db, chain: self.auditChain)
                 let result = body(transaction)

@@ -802,6 +802,20 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
         }
     }
 
+    public func deviceKeys(userID: String) async throws -> [DeviceKey] {
+        state.withLock { state in
+            state.deviceKeys.values.filter { $0.userID == userID }.sorted { ($0.createdAt, $0.keyID) < ($1.createdAt, $1.keyID) }
+        }
+    }
+
+    public func activeSessions(userID: String, now: Int64, limit: Int) async throws -> [Session] {
+        state.withLock { state in
+            Array(
+                state.sessions.values.filter { $0.userID == userID && $0.isActive(at: now) }
+                    .sorted { ($0.createdAt, $1.id) > ($1.createdAt, $0.id) }.prefix(limit))
+        }
+    }
+
     public func deviceKey(userID: String, keyID: String) async throws -> DeviceKey? {
         state.withLock { $0.deviceKeys[DeviceKeyID(userID: userID, keyID: keyID)] }
     }
@@ -897,6 +911,12 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
 
     public func adminTokens() async throws -> [AdminTokenRecord] {
         state.withLock { state in state.adminTokens.values.sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) } }
+    }
+
+    public func isUsed(_ value: SingleUse) async throws -> Bool {
+        switch value {
+        case .jti(let jti, let issuer, _): state.withLock { $0.usedJTIs[JTI(issuer: issuer, jti: jti)] != nil }
+        }
     }
 
     public func adminPasskeys(accountID: String) async throws -> [AdminPasskey] {

@@ -513,6 +513,10 @@ public enum StoreConformance {
                 return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
             }
             #expect(enrolled == 1)
+            #expect(try await store.isUsed(.jti("ticket-hash", issuer: "latch:admin-enrollment", until: 900)))
+            #expect(try await replica.isUsed(.jti("ticket-hash", issuer: "latch:admin-enrollment", until: 900)))
+            #expect(try await replica.isUsed(.jti("another", issuer: "latch:admin-enrollment", until: 900)) == false)
+            #expect(try await replica.isUsed(.jti("ticket-hash", issuer: "another issuer", until: 900)) == false)
             #expect(try await store.adminPasskeys(accountID: "adm_o").count == 2)
             // Deleting one is the account's own; deleting the account deletes the rest.
             await #expect(throws: Refusal.missing) { try await store.write { $0.deleteAdminPasskey(id: "apk_1", accountID: "adm_root", ifMissing: Refusal.missing) } }

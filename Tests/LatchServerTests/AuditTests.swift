@@ -37,7 +37,9 @@ struct AuditTests {
     /// Admin routes that change state whose records are asserted where their fixtures are built: FidoFlowTests
     /// ("Wrong PINs count down…": unlock, delete one, delete all — `authenticator.unlocked` / `.deleted`) and
     /// OutOfBandFlowTests ("Bad tokens…": an enrollment creating its user — `user.registered` and `oob.requested`).
+    /// ConsoleTests ("A user's sessions and devices…": one session revoked — `admin.sessions.revoke`) too.
     static let coveredElsewhere: Set<String> = [
+        "DELETE /admin/v1/users/{id}/sessions/{sessionId}",
         "DELETE /admin/v1/users/{id}/authenticators", "DELETE /admin/v1/users/{id}/authenticators/{authenticator}",
         "POST /admin/v1/users/{id}/authenticators/{authenticator}/unlock", "POST /admin/v1/users/{id}/enrollments",
     ]

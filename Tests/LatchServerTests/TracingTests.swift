@@ -15,6 +15,7 @@ struct TracingTests {
     static let tracer: InMemoryTracer = {
         let tracer = InMemoryTracer()
         InstrumentationSystem.bootstrap(tracer)
+        LatchTracing.setEnabled(true)
         return tracer
     }()
 

@@ -148,6 +148,10 @@ public struct AdminSignIn: Sendable {
     /// The account an enrollment link is for, to show before the ceremony.
     public func enrollmentAccount(ticket text: String) async throws -> AdminAccount {
         let ticket = try openTicket(text)
+        // Said before the authenticator makes a credential that could not be kept (the unit that stores one decides).
+        if try await store.isUsed(.jti(PKCE.hashHex(text), issuer: Self.ticketIssuer, until: ticket.e)) {
+            throw LatchError(.invalidInput, "this enrollment link was used before; ask an owner for a new one")
+        }
         guard let account = try await store.adminAccounts().first(where: { $0.id == ticket.a }) else {
             throw LatchError(.invalidInput, "the account of this enrollment link was deleted")
         }

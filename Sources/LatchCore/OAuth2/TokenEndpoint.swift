@@ -47,18 +47,18 @@ public struct TokenEndpoint: Sendable {
             throw LatchError(.unsupportedGrantType, "grant_type must be one of: \(grantTypes.joined(separator: ", "))")
         }
         do {
-            return try await withSpan("token \(grantType)") { span in
-                span.attributes["latch.grant_type"] = grantType
-                span.attributes["latch.client_id"] = client.id
+            return try await LatchTracing.span("token \(grantType)") { span in
+                span?.attributes["latch.grant_type"] = grantType
+                span?.attributes["latch.client_id"] = client.id
                 do {
                     // Step 4.
                     let proof = try await dpop?.tokenEndpoint(headers: dpopHeaders, policy: client.evidence.dpop ?? .default, spend: !grant.spendsDPoPProof)
                     // Step 5.
                     let response = try await grant.exchange(TokenRequest(parameters: parameters, client: client, repeated: repeated, bearer: bearer, dpop: proof))
-                    span.attributes["latch.outcome"] = "ok"
+                    span?.attributes["latch.outcome"] = "ok"
                     return response
                 } catch let error as LatchError {
-                    span.attributes["latch.outcome"] = error.code.rawValue
+                    span?.attributes["latch.outcome"] = error.code.rawValue
                     throw error
                 }
             }

@@ -4,6 +4,13 @@ public enum SingleUse: Sendable, Hashable {
     case jti(String, issuer: String, until: Int64)
 }
 
+/// Reading whether a single-use value was used (to refuse early, before work whose result could not be kept; the
+/// consumption in the unit of work still decides).
+public protocol SingleUseStore: Sendable {
+    /// Whether `value` was consumed (and is still remembered).
+    func isUsed(_ value: SingleUse) async throws -> Bool
+}
+
 /// Consuming single-use values inside a unit of work.
 public protocol SingleUseWrites {
     /// Consumes `value` in one atomic statement; refuses with `refusal` when it is unknown, expired or used.

@@ -64,4 +64,4 @@ extension UnitOfWork {
 /// Everything a full Latch deployment needs from a backend.
 public typealias LatchStore = UnitOfWork & UserStore & RegistrationStore & SessionStore & IssuerStore
     & TestRegistrationKeyStore & ClientStore & SigningKeyStore & AdminTokenStore & EventStore & AuthenticatorStore & OutOfBandStore
-    & IssuerLoginStore & CustomRegistrationStore & FederationStore
+    & IssuerLoginStore & CustomRegistrationStore & FederationStore & SingleUseStore

@@ -105,6 +105,10 @@ public protocol UserStore: Sendable {
     func federatedUser(issuer: String, subject: String) async throws -> User?
     /// Users ordered by id, starting after `cursor`.
     func users(after cursor: String?, limit: Int) async throws -> [User]
+    /// The user's device sign-in keys, oldest first.
+    func deviceKeys(userID: String) async throws -> [DeviceKey]
+    /// The user's sessions neither revoked nor expired at `now`, newest first, at most `limit`.
+    func activeSessions(userID: String, now: Int64, limit: Int) async throws -> [Session]
     func deviceKey(userID: String, keyID: String) async throws -> DeviceKey?
     /// Latch's own user named `username` with their device key `keyID`, in one lookup (every key sign-in needs both).
     func deviceSignInKey(username: String, keyID: String) async throws -> (User, DeviceKey)?

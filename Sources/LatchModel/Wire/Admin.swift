@@ -479,3 +479,60 @@ public struct AdminEnrollmentLink: Codable, Sendable, Hashable {
         self.expiresAt = expiresAt
     }
 }
+
+/// `GET /admin/v1/users/{id}/sessions`: a user's sessions that are neither revoked nor expired, newest first.
+public struct AdminUserSessionList: Codable, Sendable, Hashable {
+    public var sessions: [Session]
+
+    public struct Session: Codable, Sendable, Hashable {
+        public var id: String
+        public var clientId: String
+        /// When the user signed in (OIDC `auth_time`).
+        public var authTime: Int64
+        /// How (OIDC `amr`).
+        public var amr: [String]
+        public var scope: String
+        public var createdAt: Int64
+        public var expiresAt: Int64
+        /// The refresh token is bound to a DPoP key.
+        public var dpopBound: Bool
+
+        public init(id: String, clientId: String, authTime: Int64, amr: [String], scope: String, createdAt: Int64, expiresAt: Int64, dpopBound: Bool) {
+            self.id = id
+            self.clientId = clientId
+            self.authTime = authTime
+            self.amr = amr
+            self.scope = scope
+            self.createdAt = createdAt
+            self.expiresAt = expiresAt
+            self.dpopBound = dpopBound
+        }
+    }
+
+    public init(sessions: [Session]) { self.sessions = sessions }
+}
+
+/// `GET /admin/v1/users/{id}/devices`: a user's device sign-in keys, oldest first.
+public struct AdminUserDeviceList: Codable, Sendable, Hashable {
+    public var devices: [Device]
+
+    public struct Device: Codable, Sendable, Hashable {
+        public var keyId: String
+        public var algorithm: String
+        /// The attestation the key was registered with (`APP_ATTEST`, `ANDROID_KEY`, …); nil for a key registered
+        /// with a test key or federated sign-in.
+        public var attestation: String?
+        public var signCount: UInt32?
+        public var createdAt: Int64
+
+        public init(keyId: String, algorithm: String, attestation: String?, signCount: UInt32?, createdAt: Int64) {
+            self.keyId = keyId
+            self.algorithm = algorithm
+            self.attestation = attestation
+            self.signCount = signCount
+            self.createdAt = createdAt
+        }
+    }
+
+    public init(devices: [Device]) { self.devices = devices }
+}

@@ -26,7 +26,7 @@ extension ConsoleController {
 
     /// A flash message after a redirect: one of a fixed set, so a link cannot put words in the console's mouth.
     static let flashes: [String: String] = [
-        "signed-out-user": "Every session of the user was revoked.", "deleted-user": "The user was deleted.",
+        "signed-out-user": "Every session of the user was revoked.", "revoked-session": "The session was revoked.", "deleted-user": "The user was deleted.",
         "deleted-authenticator": "The authenticator was deleted.", "unlocked": "The authenticator was unlocked.",
         "saved-app": "The app's settings were saved.", "created-app": "The app was created.", "deleted-issuer": "The issuer was deleted.",
         "deleted-test-key": "The test key was deleted.", "revoked-token": "The token was revoked.", "deleted-admin": "The admin account was deleted.",
@@ -116,6 +116,13 @@ extension ConsoleController {
                 let id = try context.parameters.require("id")
                 _ = try await admin.revokeSessions(userID: id)
                 return .redirect("/console/users/\(Self.encoded(id))?done=signed-out-user")
+            }
+        }
+        console.post("users/:id/sessions/:session/revoke") { request, context in
+            await handle(request, context, route: "DELETE /admin/v1/users/{id}/sessions/{sessionId}") { _, _ in
+                let id = try context.parameters.require("id")
+                try await admin.revokeSession(userID: id, sessionID: try context.parameters.require("session"))
+                return .redirect("/console/users/\(Self.encoded(id))?done=revoked-session")
             }
         }
         console.post("users/:id/delete") { request, context in
@@ -215,6 +222,29 @@ extension ConsoleController {
         }
         profile.forms = actions
         view.sections = [profile]
+        var sessions = Section("sessions", heading: "Sessions")
+        let mayRevoke = may(session, "DELETE /admin/v1/users/{id}/sessions/{sessionId}")
+        sessions.table = View.Table(
+            id: "sessions-table", columns: ["Session", "App", "Signed in", "Methods", "Expires", "DPoP"],
+            rows: try await admin.sessions(userID: user.id).sessions.map { item in
+                View.Row(
+                    id: "session-\(item.id)",
+                    cells: [
+                        .code(item.id), .code(item.clientId), .init(text: View.time(item.authTime)), .init(text: item.amr.joined(separator: ", ")),
+                        .init(text: View.time(item.expiresAt)), .init(text: item.dpopBound ? "bound" : "—"),
+                    ],
+                    actions: mayRevoke
+                        ? [.init(id: "revoke-session-\(item.id)", label: "Revoke", action: base + "/sessions/" + Self.encoded(item.id) + "/revoke", danger: true)] : [])
+            }, empty: "No live sessions.")
+        var devices = Section("devices", heading: "Devices")
+        devices.table = View.Table(
+            id: "devices-table", columns: ["Key", "Algorithm", "Attestation", "Counter", "Registered"],
+            rows: try await admin.devices(userID: user.id).devices.map {
+                View.Row(
+                    id: "device-\($0.keyId)",
+                    cells: [.code($0.keyId), .init(text: $0.algorithm), .init(text: $0.attestation ?? "—"), .init(text: $0.signCount.map(String.init) ?? "—"), .init(text: View.time($0.createdAt))])
+            }, empty: "No device sign-in keys.")
+        view.sections += [sessions, devices]
         if let fido = services.fido {
             var authenticators = Section("authenticators", heading: "Authenticators")
             let mayDelete = may(session, "DELETE /admin/v1/users/{id}/authenticators/{authenticator}")

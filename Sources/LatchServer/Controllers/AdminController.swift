@@ -45,6 +45,16 @@ struct AdminController {
         group.post("users/:id/sign-out") { _, context -> Response in
             try JSONResponse.make(try await admin.revokeSessions(userID: try context.parameters.require("id")))
         }
+        group.get("users/:id/sessions") { _, context -> Response in
+            try JSONResponse.make(try await admin.sessions(userID: try context.parameters.require("id")))
+        }
+        group.delete("users/:id/sessions/:sessionId") { _, context -> Response in
+            try await admin.revokeSession(userID: try context.parameters.require("id"), sessionID: try context.parameters.require("sessionId"))
+            return Self.noContent
+        }
+        group.get("users/:id/devices") { _, context -> Response in
+            try JSONResponse.make(try await admin.devices(userID: try context.parameters.require("id")))
+        }
         // Clients.
         group.post("clients") { request, _ -> Response in
             try JSONResponse.make(try await admin.addClient(try await request.decodeJSON(AdminClientRequest.self)), status: .created)
