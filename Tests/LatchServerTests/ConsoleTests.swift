@@ -349,17 +349,43 @@ struct ConsoleTests {
             _ = try await client.admin(.post, "/admin/v1/admins", AdminAccountRequest(username: probe, role: .auditor))
             let owner = try await Self.enroll(client, username: "olivia", role: .owner)
             try await client.addIssuer()
-            let user = try await client.registerFederated(subject: "zoe").userId
+            // Probes in a claim value, an upstream IdP's name and a custom provider's name.
+            let assertion = try client.federatedAssertion(subject: "zoe", extra: ["custom:entitlementsSet": .string("<svg onload=alert(3)>")])
+            let registered = try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: .fsso, answer: assertion))
+            #expect(registered.status == .created, "\(String(decoding: registered.body, as: UTF8.self))")
+            let user = try registered.decode(RegistrationResponse.self).userId
+            let idp = try await client.adminRaw(
+                .post, "/admin/v1/upstream-idps",
+                #"{"id":"corp","displayName":"<iframe src=//evil.example>","issuer":"https://idp.example.com","clientId":"latch","clientSecret":"s3cret-value"}"#)
+            #expect(idp.status == .created, "\(String(decoding: idp.body, as: UTF8.self))")
+            let provider = try await client.adminRaw(
+                .post, "/admin/v1/custom-providers",
+                #"{"id":"crm","name":"<b onmouseover=alert(4)>CRM</b>","flow":"one_step","hookURL":"https://hooks.example.com/latch","hookSecret":"a-very-secret-hook-key"}"#)
+            #expect(provider.status == .created, "\(String(decoding: provider.body, as: UTF8.self))")
             for path in ConsoleView.navigation.map(\.href) + ["/console/users/\(user)", "/console/audit?type=admin."] {
                 let reply = try await Self.page(client, path, cookie: owner.cookie)
                 #expect(reply.status == .ok, "\(path): \(reply.status) \(reply.text.prefix(400))")
                 let csp = reply.headers[.contentSecurityPolicy] ?? ""
                 #expect(csp.contains("frame-ancestors 'none'") && csp.contains("script-src 'self'") && !csp.contains("unsafe"), "\(path)")
                 #expect(reply.headers[.xFrameOptions] == "DENY" && reply.headers[.cacheControl] == "no-store" && reply.headers[.xContentTypeOptions] == "nosniff")
-                #expect(!reply.text.contains("<script>alert") && !reply.text.contains(probe), "\(path) echoes a probe")
+                for raw in ["<script>alert", probe, "<svg onload", "<iframe src=//evil", "<b onmouseover"] {
+                    #expect(!reply.text.contains(raw), "\(path) echoes \(raw)")
+                }
             }
             #expect(try await Self.page(client, "/console/apps", cookie: owner.cookie).text.contains("&lt;script&gt;alert(2)&lt;/script&gt;"))
             #expect(try await Self.page(client, "/console/admins", cookie: owner.cookie).text.contains("&lt;img src=x onerror=alert(1)&gt;"))
+            #expect(try await Self.page(client, "/console/users/\(user)", cookie: owner.cookie).text.contains("&lt;svg onload=alert(3)&gt;"))
+            #expect(try await Self.page(client, "/console/upstream-idps", cookie: owner.cookie).text.contains("&lt;iframe src=//evil.example&gt;"))
+            // A provider disabled, then deleted; the upstream IdP deleted: each recorded as the API's change would be.
+            let disabled = try await Self.post(client, "/console/custom-providers/crm/enabled", cookie: owner.cookie, [("csrf", owner.csrf), ("enabled", "false")])
+            #expect(disabled.status == .seeOther && disabled.headers[.location] == "/console/custom-providers?done=saved-provider")
+            #expect(try await client.admin(.get, "/admin/v1/custom-providers/crm").json["enabled"] == .bool(false))
+            #expect(try await Self.post(client, "/console/custom-providers/crm/delete", cookie: owner.cookie, [("csrf", owner.csrf)]).status == .seeOther)
+            #expect(try await Self.post(client, "/console/upstream-idps/corp/delete", cookie: owner.cookie, [("csrf", owner.csrf)]).status == .seeOther)
+            #expect(try await client.admin(.get, "/admin/v1/upstream-idps/corp").status == .notFound)
+            for type in ["admin.custom_providers.update", "admin.custom_providers.delete", "admin.upstream_idps.delete"] {
+                #expect(try await Self.records(client, type).first?.actor.hasPrefix("admin:\(owner.accountID)/cs_") == true, "\(type)")
+            }
             // The cookie's attributes.
             let signedIn = try await Self.signIn(client, owner.authenticator, accountID: owner.accountID)
             let header = try #require(signedIn.headers[values: .setCookie].first { $0.hasPrefix(Self.cookieName) })

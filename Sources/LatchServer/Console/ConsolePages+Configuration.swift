@@ -121,10 +121,13 @@ extension ConsoleController {
             }
         }
         console.get("custom-providers") { request, context in
-            await handle(request, context, route: "GET /admin/v1/custom-providers") { _, _ in
+            await handle(request, context, route: "GET /admin/v1/custom-providers") { session, _ in
                 var view = View("Custom registration providers", area: "custom-providers")
+                flash(&view, request)
                 var section = Section("custom-providers", intro: "Operator services that decide one- and two-step registrations.")
                 let providers = try await services.customRegistration?.providers().customProviders ?? []
+                let mayChange = may(session, "PATCH /admin/v1/custom-providers/{id}")
+                let mayDelete = may(session, "DELETE /admin/v1/custom-providers/{id}")
                 section.table = View.Table(
                     id: "custom-providers-table", columns: ["Id", "Name", "Flow", "Hook", "Timeout", "Allowed claims", "Enabled"],
                     rows: providers.map {
@@ -133,15 +136,48 @@ extension ConsoleController {
                             cells: [
                                 .code($0.id), .init(text: $0.name), .init(text: $0.flow), .code($0.hookURL), .init(text: "\($0.timeout) s"),
                                 .init(text: $0.allowedClaims.joined(separator: ", ")), .init(text: $0.enabled ? "yes" : "no"),
-                            ])
-                    }, empty: "No providers.")
+                            ],
+                            actions: (mayChange
+                                ? [.init(
+                                    id: "toggle-provider-\($0.id)", label: $0.enabled ? "Disable" : "Enable",
+                                    action: "/console/custom-providers/\(Self.encoded($0.id))/enabled", fields: ["enabled": $0.enabled ? "false" : "true"])]
+                                : [])
+                                + (mayDelete
+                                    ? [.init(id: "delete-provider-\($0.id)", label: "Delete", action: "/console/custom-providers/\(Self.encoded($0.id))/delete", danger: true)]
+                                    : []))
+                    }, empty: "No providers. Add one with `latch admin custom-providers add` or POST /admin/v1/custom-providers.")
                 view.sections = [section]
                 return .view(view)
             }
         }
+        console.post("custom-providers/:id/enabled") { request, context in
+            await handle(request, context, route: "PATCH /admin/v1/custom-providers/{id}") { _, form in
+                guard let custom = services.customRegistration else { throw LatchError.notFound("custom registration is not served here") }
+                guard let enabled = form["enabled"].flatMap(Bool.init) else { throw LatchError.invalidInput("enabled must be true or false") }
+                var patch = AdminCustomProviderPatch()
+                patch.enabled = enabled
+                _ = try await custom.updateProvider(id: try context.parameters.require("id"), patch)
+                return .redirect("/console/custom-providers?done=saved-provider")
+            }
+        }
+        console.post("custom-providers/:id/delete") { request, context in
+            await handle(request, context, route: "DELETE /admin/v1/custom-providers/{id}") { _, _ in
+                guard let custom = services.customRegistration else { throw LatchError.notFound("custom registration is not served here") }
+                try await custom.deleteProvider(id: try context.parameters.require("id"))
+                return .redirect("/console/custom-providers?done=deleted-provider")
+            }
+        }
+        console.post("upstream-idps/:id/delete") { request, context in
+            await handle(request, context, route: "DELETE /admin/v1/upstream-idps/{id}") { _, _ in
+                try await admin.deleteUpstreamIdP(id: try context.parameters.require("id"))
+                return .redirect("/console/upstream-idps?done=deleted-idp")
+            }
+        }
         console.get("upstream-idps") { request, context in
-            await handle(request, context, route: "GET /admin/v1/upstream-idps") { _, _ in
+            await handle(request, context, route: "GET /admin/v1/upstream-idps") { session, _ in
                 var view = View("Upstream identity providers", area: "upstream-idps")
+                flash(&view, request)
+                let mayDelete = may(session, "DELETE /admin/v1/upstream-idps/{id}")
                 var section = Section("upstream-idps", intro: "OpenID providers users sign in through in the browser; register the callback URL at each.")
                 let idps = services.authorization == nil ? [] : try await admin.upstreamIdPList(issuer: issuer).upstreamIdps
                 section.table = View.Table(
@@ -152,8 +188,10 @@ extension ConsoleController {
                             cells: [
                                 .code($0.id), .init(text: $0.displayName), .code($0.issuer), .code($0.clientId), .init(text: $0.scopes.joined(separator: " ")),
                                 .code($0.callbackURL),
-                            ])
-                    }, empty: "No upstream identity providers.")
+                            ],
+                            actions: mayDelete
+                                ? [.init(id: "delete-idp-\($0.id)", label: "Delete", action: "/console/upstream-idps/\(Self.encoded($0.id))/delete", danger: true)] : [])
+                    }, empty: "No upstream identity providers. Add one with `latch admin upstream-idps add` or POST /admin/v1/upstream-idps.")
                 view.sections = [section]
                 return .view(view)
             }

@@ -29,7 +29,8 @@ extension ConsoleController {
         "signed-out-user": "Every session of the user was revoked.", "revoked-session": "The session was revoked.", "deleted-user": "The user was deleted.",
         "deleted-authenticator": "The authenticator was deleted.", "unlocked": "The authenticator was unlocked.",
         "saved-app": "The app's settings were saved.", "created-app": "The app was created.", "deleted-issuer": "The issuer was deleted.",
-        "deleted-test-key": "The test key was deleted.", "revoked-token": "The token was revoked.", "deleted-admin": "The admin account was deleted.",
+        "deleted-test-key": "The test key was deleted.", "saved-provider": "The provider was saved.",
+        "deleted-provider": "The provider was deleted.", "deleted-idp": "The upstream identity provider was deleted.", "revoked-token": "The token was revoked.", "deleted-admin": "The admin account was deleted.",
         "rotated": "A new signing key is active; the previous one stays published until the tokens it signed expire.",
     ]
 
