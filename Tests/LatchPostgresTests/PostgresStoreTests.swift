@@ -60,7 +60,11 @@ struct PostgresStoreTests {
     func concurrentMigration() async throws {
         try await PostgresTestDatabase.withFresh { url in
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for _ in 0..<8 { group.addTask { try await PostgresStore.withRunning(url: url, poolSize: 2) { _ in } } }
+                // A generous deadline: this is about migrating once, and a loaded CI machine (browser walkthroughs in
+                // parallel) once took over 5 s to connect eight replicas' first connections.
+                for _ in 0..<8 {
+                    group.addTask { try await PostgresStore.withRunning(url: url, poolSize: 2, operationTimeout: .seconds(60)) { _ in } }
+                }
                 try await group.waitForAll()
             }
             let rows = try await PostgresStore.withRunning(url: url, poolSize: 1) { store in
