@@ -38,7 +38,7 @@ start_cluster() {
     -keyout "$dir/server.key" -out "$dir/server.crt" >/dev/null 2>&1
   chmod 600 "$dir/server.key"
   if [ "$(id -u)" = 0 ]; then chown postgres "$dir/server.key" "$dir/server.crt"; fi
-  local options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on -c synchronous_commit=on"
+  local options="-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=400 -c fsync=on -c synchronous_commit=on"
   options="$options -c ssl=on -c ssl_cert_file=$dir/server.crt -c ssl_key_file=$dir/server.key"
   cat > "$dir/pgctl" <<CTL
 #!/bin/bash

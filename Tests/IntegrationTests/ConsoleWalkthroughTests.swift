@@ -53,6 +53,8 @@ struct ConsoleWalkthroughTests {
         var environment = ["LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH_ISSUER": issuer, "LATCH_LOG_LEVEL": "info"]
         if let database {
             environment["LATCH_DATABASE_URL"] = database
+            // Four connections are plenty for one browser; the cluster is shared with every PostgreSQL suite.
+            environment["LATCH_DATABASE_POOL_SIZE"] = "4"
             environment["LATCH_KEYS_ENCRYPTION_KEY"] = Self.keyEncryptionKey
         }
         let data = directory.path + "/data"
