@@ -4,7 +4,7 @@
 //
 // Environment: LATCH_ISSUER (required: Latch's issuer), LATCH_AUDIENCE (Latch's access-token audience, default the issuer
 // like Latch's own default), LATCH_JWKS_URL
-// (default <issuer>/.well-known/jwks.json), PORT (default 8090; 0 picks a free one), HOST (default 127.0.0.1),
+// (default <issuer>/.well-known/jwks.json), LATCH_JWKS_TIMEOUT (seconds one key-set fetch may take, default 5), PORT (default 8090; 0 picks a free one), HOST (default 127.0.0.1),
 // EXTERNAL_BASE_URL (the URL clients call, for DPoP proofs' htu; default http://HOST:PORT when PORT is not 0),
 // DPOP_NONCES=1 (require server nonces in DPoP proofs), LATCH_INTROSPECTION_CLIENT_ID and
 // LATCH_INTROSPECTION_CLIENT_SECRET (check every token with Latch's introspection, so revocation applies at once).
@@ -37,6 +37,10 @@ let host = environment["HOST"] ?? "127.0.0.1"
 
 var configuration = ResourceServerConfiguration(issuer: issuer, audience: audience)
 if let jwksURL = environment["LATCH_JWKS_URL"] { configuration.jwksURL = jwksURL }
+if let text = environment["LATCH_JWKS_TIMEOUT"] {
+    guard let seconds = Int(text), (1...300).contains(seconds) else { fail("LATCH_JWKS_TIMEOUT is not a number of seconds from 1 to 300") }
+    configuration.jwksFetchTimeout = .seconds(seconds)
+}
 configuration.externalBaseURL = environment["EXTERNAL_BASE_URL"] ?? (port == 0 ? nil : "http://\(host):\(port)")
 if environment["DPOP_NONCES"] == "1" { configuration.dpop.nonces = DPoPNonceOptions() }
 if let clientID = environment["LATCH_INTROSPECTION_CLIENT_ID"], let secret = environment["LATCH_INTROSPECTION_CLIENT_SECRET"] {

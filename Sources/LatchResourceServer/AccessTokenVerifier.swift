@@ -87,7 +87,7 @@ public final class AccessTokenVerifier: Sendable {
         self.logger = logger
         let seconds: @Sendable () -> Int64 = { Self.unixSeconds(clock()) }
         keys = JWKSCache(
-            url: configuration.jwksURL, fetcher: fetcher ?? HTTPJWKSFetcher(), lifetime: configuration.jwksCacheLifetime.wholeSeconds,
+            url: configuration.jwksURL, fetcher: fetcher ?? HTTPJWKSFetcher(timeout: configuration.jwksFetchTimeout.timeAmount), lifetime: configuration.jwksCacheLifetime.wholeSeconds,
             refetchInterval: configuration.jwksRefetchInterval.wholeSeconds, clock: seconds, logger: logger)
         replayCache = DPoPReplayCache(capacity: configuration.dpop.replayCacheCapacity)
         let nonces = configuration.dpop.nonces.map { DPoPNonceSource(window: $0.window.wholeSeconds, secret: $0.secret, clock: seconds) }

@@ -35,8 +35,7 @@ public struct HTTPTokenIntrospector: TokenIntrospecting {
         let credential = "\(Self.formEncoded(options.clientID)):\(Self.formEncoded(options.clientSecret))"
         authorization = "Basic " + Data(credential.utf8).base64EncodedString()
         self.client = client ?? .latchResourceServer
-        let milliseconds = options.timeout.components.seconds * 1000 + options.timeout.components.attoseconds / 1_000_000_000_000_000
-        timeout = .milliseconds(max(1, milliseconds))
+        timeout = options.timeout.timeAmount
     }
 
     public func introspect(token: String) async throws -> [String: JSONValue] {

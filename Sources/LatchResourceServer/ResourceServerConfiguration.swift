@@ -1,5 +1,6 @@
 import Crypto
 import LatchJOSE
+import NIOCore
 
 /// What an ``AccessTokenVerifier`` accepts: whose tokens, for which audience, and how keys, clocks, DPoP proofs and
 /// introspection are handled.
@@ -27,6 +28,8 @@ public struct ResourceServerConfiguration: Sendable {
     /// again at once, but never sooner than this after the last fetch, so tokens with made-up `kid`s cannot make this
     /// backend hammer Latch. Default 10 s.
     public var jwksRefetchInterval: Duration = .seconds(10)
+    /// The longest one fetch of the key set may take (connecting included). Default 5 s.
+    public var jwksFetchTimeout: Duration = .seconds(5)
     /// Tolerance for clocks that disagree, applied to `exp`, `iat` and `nbf` (and to a DPoP proof's `iat` in the future).
     /// Default 60 s.
     public var clockSkew: Duration = .seconds(60)
@@ -139,4 +142,9 @@ public struct ResourceServerConfigurationError: Error, Sendable, CustomStringCon
 extension Duration {
     /// Whole seconds (rounded down, at least 0 for non-negative durations).
     var wholeSeconds: Int64 { components.seconds }
+
+    /// As a NIO time amount in whole milliseconds, at least 1 ms.
+    var timeAmount: TimeAmount {
+        .milliseconds(max(1, components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000))
+    }
 }

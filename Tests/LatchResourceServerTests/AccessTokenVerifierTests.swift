@@ -202,6 +202,28 @@ struct AccessTokenVerifierTests {
         }
     }
 
+    @Test("jwksFetchTimeout bounds a fetch: a key set slower than it answers 503; a longer timeout waits for it")
+    func jwksFetchTimeout() async throws {
+        try await LatchStandIn.run { standIn, base in
+            let clock = TestClock()
+            let tokens = try Tokens.make()
+            standIn.publish([tokens.jwk])
+            let raw = try tokens.mint(now: clock.seconds)
+            let impatient = try makeVerifier(base, clock: clock) {
+                $0.jwksURL = base + "/slow/jwks.json"
+                $0.jwksFetchTimeout = .milliseconds(500)
+            }
+            // With the default 5 s the 3 s answer would arrive and the token pass.
+            let error = await refusal(impatient, bearer(raw))
+            #expect(error?.code == .temporarilyUnavailable && error?.status == 503)
+            let patient = try makeVerifier(base, clock: clock) {
+                $0.jwksURL = base + "/slow/jwks.json"
+                $0.jwksFetchTimeout = .seconds(30)
+            }
+            #expect(try await patient.authenticate(bearer(raw)).subject == "user-1")
+        }
+    }
+
     @Test("A fetcher behind the protocol: failures keep keys, and a JWKS's bad members are left out")
     func fetcherProtocol() async throws {
         final class Fetcher: JWKSFetching {

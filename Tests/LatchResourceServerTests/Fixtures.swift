@@ -47,6 +47,13 @@ final class LatchStandIn: Sendable {
             let body = try JSONEncoder().encode(JSONWebKeySet(keys: keys))
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
         }
+        // Answers after 3 s: for fetch timeouts.
+        router.get("slow/jwks.json") { _, _ -> Response in
+            try await Task.sleep(for: .seconds(3))
+            let keys = self.state.withLock { $0.keys }
+            let body = try JSONEncoder().encode(JSONWebKeySet(keys: keys))
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
         router.post("oauth2/introspect") { request, _ -> Response in
             // RFC 6749 §2.3.1: the id and secret form-encoded, joined by ":", base64.
             let expected = "Basic " + Data("rs-1:s3cret%2F%2B".utf8).base64EncodedString()
