@@ -50,6 +50,9 @@ extension PostgresStore: SessionStore {
     /// re-reads the committed row), `decision` is the rule's steps 1–4 in SQL, `changed` writes what it says, and
     /// the final SELECT answers the outcome with the session as it now is and its user. The conformance suite
     /// checks this statement against `RefreshRotation.decide` on 300 random states, so the two cannot drift.
+    ///
+    /// Reuse is decided here but not written: the family's revocation and its audit record are one transaction of
+    /// their own (the record needs the audit chain's head), on the rare path only.
     static let rotationStatement = """
         WITH spent AS (
             INSERT INTO used_jtis (issuer, jti, expires_at) SELECT $7::TEXT, $8::TEXT, $9::BIGINT WHERE $7::TEXT IS NOT NULL
@@ -71,10 +74,8 @@ extension PostgresStore: SessionStore {
             UPDATE sessions t SET
                 generation = CASE WHEN d.outcome IN ('rotated', 'reissued') THEN t.generation + 1 ELSE t.generation END,
                 retry_generation = CASE WHEN d.outcome = 'rotated' THEN $4 ELSE t.retry_generation END,
-                rotated_at = CASE WHEN d.outcome = 'rotated' THEN $2 ELSE t.rotated_at END,
-                revoked_at = CASE WHEN d.outcome = 'reuseDetected' THEN $2 ELSE t.revoked_at END,
-                purge_at = CASE WHEN d.outcome = 'reuseDetected' THEN LEAST(t.purge_at, $2 + 86400) ELSE t.purge_at END
-            FROM decision d WHERE t.id = d.id AND d.outcome IN ('rotated', 'reissued', 'reuseDetected')
+                rotated_at = CASE WHEN d.outcome = 'rotated' THEN $2 ELSE t.rotated_at END
+            FROM decision d WHERE t.id = d.id AND d.outcome IN ('rotated', 'reissued')
             RETURNING t.*
         )
         SELECT d.outcome, s.id, s.user_id, s.client_id, s.auth_time, s.amr, s.scope, s.created_at, s.expires_at, s.revoked_at,
@@ -86,7 +87,8 @@ extension PostgresStore: SessionStore {
         """
 
     public func rotateRefreshToken(
-        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64
+        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64,
+        recordingReuse: ReuseRecord?
     ) async throws -> (RefreshRotation.Outcome, Session, User)? {
         let spent: (issuer: String, jti: String, until: Int64)? =
             if case .jti(let jti, let issuer, let until)? = spending { (issuer, jti, until) } else { nil }
@@ -109,8 +111,17 @@ extension PostgresStore: SessionStore {
         guard let outcome = RefreshRotation.Outcome(rawValue: row.0) else {
             throw StoreUnavailableError("the rotation statement answered an unknown outcome \(row.0)")
         }
-        let session = Self.session((row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11, row.12, row.13))
-        return (outcome, session, try Self.user((row.14, row.15, row.16, row.17, row.18, row.19, row.20)))
+        var session = Self.session((row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10, row.11, row.12, row.13))
+        let user = try Self.user((row.14, row.15, row.16, row.17, row.18, row.19, row.20))
+        if outcome == .reuseDetected {
+            session.revokedAt = now
+            let revoked = session
+            try await write { unit in
+                _ = unit.revokeSession(id: sessionID, at: now)
+                if let recordingReuse { unit.record(recordingReuse(revoked)) }
+            }
+        }
+        return (outcome, session, user)
     }
 
     /// Optimistic attempts before ``updateSession(id:_:)`` takes the row's lock.

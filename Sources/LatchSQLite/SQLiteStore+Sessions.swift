@@ -42,7 +42,8 @@ extension SQLiteStore: SessionStore {
     /// ``updateSession(id:_:)`` with the rotation rule, written out for concrete types: the hottest write,
     /// without the generic closure's overhead.
     public func rotateRefreshToken(
-        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64
+        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64,
+        recordingReuse: ReuseRecord?
     ) async throws -> (RefreshRotation.Outcome, Session, User)? {
         try await job { db -> (RefreshRotation.Outcome, Session, User)? in
             // A DPoP proof's jti is spent in the same job: a replayed proof changes nothing.
@@ -59,6 +60,12 @@ extension SQLiteStore: SessionStore {
             let update = RefreshRotation.decide(
                 session, presented: presented, clientID: clientID, presentedKey: presentedKey, now: now, grace: grace)
             if let next = update.session { try Self.writeState(next, id: sessionID, on: db) }
+            if update.result == .reuseDetected, let recordingReuse, let revoked = update.session {
+                // The revocation's record, in the job's savepoint with it.
+                let unit = SQLiteTransaction(db, chain: self.auditChain)
+                unit.record(recordingReuse(revoked))
+                if let stop = unit.stop { throw stop }
+            }
             return (update.result, update.session ?? session, try Self.decodeUser(row, offset: 13))
         }
     }

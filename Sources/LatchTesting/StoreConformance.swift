@@ -278,6 +278,35 @@ public enum StoreConformance {
             #expect(try await refresh(store, "s1", 2, now: 1007) == (.inactive, nil))
             #expect(try await refresh(store, "nope", 0, now: 1007) == (nil, nil))
         },
+        Check(name: "rotation reuse: the revocation and its audit record are one unit; raced on two replicas, every detection recorded once") { store, replica in
+            let alice = user("alice")
+            try await register(store, alice)
+            #expect(try await start(store, session("s1", user: alice)) == nil)
+            #expect(try await refresh(store, "s1", 0, now: 1001) == (.rotated, 1))
+            #expect(try await refresh(store, "s1", 1, now: 1002) == (.rotated, 2))
+            let record: ReuseRecord = { revoked in
+                SecurityEvent(
+                    id: "reuse-\(revoked.id)-\(revoked.generation)", at: revoked.revokedAt ?? 0, kind: .refreshReuseDetected, actor: "anonymous",
+                    userID: revoked.userID, sessionID: revoked.id, clientID: "app", detail: "current=\(revoked.generation)")
+            }
+            // Generation 0 is two behind: reuse, presented ten times at once on the two replicas.
+            let detections = await (0..<10).asyncConcurrentCount { index in
+                let rotated = try? await pick(index, store, replica).rotateRefreshToken(
+                    sessionID: "s1", presented: 0, clientID: "app", presentedKey: nil, spending: nil, now: 1003, grace: 10, recordingReuse: record)
+                return rotated?.0 == .reuseDetected && rotated?.1.revokedAt == 1003
+            }
+            // The first revokes; presentations deciding after it see an inactive session and record nothing.
+            #expect(detections >= 1)
+            #expect(try await replica.session(id: "s1")?.revokedAt == 1003)
+            let recorded = try await store.auditRecords(matching: AuditQuery(kinds: ["token.reuse_detected"]))
+            #expect(recorded.count == detections)
+            #expect(recorded.allSatisfy { $0.event.sessionID == "s1" && $0.event.userID == alice.id && $0.event.detail == "current=2" })
+            #expect(try await AuditChain().verify(store).verified)
+            // A live rotation records nothing.
+            #expect(try await start(store, session("s2", user: alice)) == nil)
+            #expect(try await store.rotateRefreshToken(sessionID: "s2", presented: 0, clientID: "app", presentedKey: nil, spending: nil, now: 1004, grace: 10, recordingReuse: record)?.0 == .rotated)
+            #expect(try await store.auditRecords(matching: AuditQuery(kinds: ["token.reuse_detected"])).count == detections)
+        },
         Check(name: "rotation race: 100 concurrent refreshes of one generation on two replicas give one rotation and one live generation") { store, replica in
             let alice = user("alice")
             try await register(store, alice)

@@ -1,7 +1,7 @@
 import Logging
 
-/// Records events in units of their own: refusals (nothing else is written) and what a store statement did that
-/// cannot carry a record itself.
+/// Records events in units of their own: refusals (nothing else is written); and makes the records a store writes
+/// with a change of its own deciding (refresh token reuse).
 public struct AuditRecorder: Sendable {
     let store: any UnitOfWork
     let clock: LatchClock
@@ -23,5 +23,18 @@ public struct AuditRecorder: Sendable {
         let event = SecurityEvent.now(
             kind, actor: actor, userID: userID, sessionID: sessionID, clientID: clientID, detail: detail, clock: clock, random: random)
         await store.recordFailure(event, logger: logger)
+    }
+
+    /// What a store calls to make the record of a refresh token's reuse, in the unit that revokes its family. The
+    /// request's origin is read now, in the request's task.
+    public func reuseRecord(presented generation: Int64, clientID: String) -> ReuseRecord {
+        let origin = AuditOrigin.current
+        let clock = clock
+        let random = random
+        return { revoked in
+            SecurityEvent.now(
+                .refreshReuseDetected, actor: "anonymous", userID: revoked.userID, sessionID: revoked.id, clientID: clientID,
+                detail: "generation=\(generation) current=\(revoked.generation)", clock: clock, random: random, origin: origin)
+        }
     }
 }

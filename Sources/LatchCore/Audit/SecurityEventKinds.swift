@@ -63,13 +63,12 @@ extension RecordsAdminChanges {
 
 extension SecurityEvent {
     /// An event happening now, with a fresh time-ordered id; where it came from (address, user agent, request id,
-    /// the admin acting) is taken from the request being served (``AuditOrigin/current``).
+    /// the admin acting) is taken from `origin`: by default the request being served (``AuditOrigin/current``).
     static func now(
         _ kind: Kind, actor: String, userID: String?, sessionID: String? = nil, clientID: String? = nil, detail: String? = nil, clock: LatchClock,
-        random: RandomSource
+        random: RandomSource, origin: AuditOrigin? = AuditOrigin.current
     ) -> SecurityEvent {
-        let origin = AuditOrigin.current
-        return SecurityEvent(
+        SecurityEvent(
             id: random.timeOrderedID(now: clock.now()), at: clock.seconds(), kind: kind,
             actor: actor == "admin" ? (origin?.admin.map { "admin:\($0)" } ?? "admin") : actor, userID: userID, sessionID: sessionID,
             clientID: clientID ?? origin?.clientID, detail: detail, address: origin?.address, userAgent: origin?.userAgent,

@@ -87,9 +87,28 @@ public protocol SessionStore: Sendable {
     ///
     /// `spending` (a DPoP proof's `jti`) is consumed in the same step: when it was used before, the answer is
     /// `replayedProof` and nothing changes — one write for a DPoP refresh instead of two.
+    ///
+    /// On `reuseDetected` the family's revocation and the event `recordingReuse` makes of the revoked session are
+    /// written in one unit: no revocation without its audit record.
     func rotateRefreshToken(
-        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64
+        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64,
+        recordingReuse: ReuseRecord?
     ) async throws -> (RefreshRotation.Outcome, Session, User)?
+}
+
+/// Makes the audit record of a refresh token's reuse from the session it revoked. Called by the store inside its
+/// write, possibly on another thread: it must not read task-locals (capture the request's origin beforehand).
+public typealias ReuseRecord = @Sendable (_ revoked: Session) -> SecurityEvent
+
+extension SessionStore {
+    /// ``rotateRefreshToken(sessionID:presented:clientID:presentedKey:spending:now:grace:recordingReuse:)`` recording nothing.
+    public func rotateRefreshToken(
+        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64
+    ) async throws -> (RefreshRotation.Outcome, Session, User)? {
+        try await rotateRefreshToken(
+            sessionID: sessionID, presented: presented, clientID: clientID, presentedKey: presentedKey, spending: spending, now: now, grace: grace,
+            recordingReuse: nil)
+    }
 }
 
 /// A DPoP proof's `jti` found spent by a rotation.
@@ -97,7 +116,8 @@ private struct ProofReplayed: Error {}
 
 extension SessionStore where Self: UnitOfWork {
     public func rotateRefreshToken(
-        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64
+        sessionID: String, presented: Int64, clientID: String, presentedKey: String?, spending: SingleUse?, now: Int64, grace: Int64,
+        recordingReuse: ReuseRecord?
     ) async throws -> (RefreshRotation.Outcome, Session, User)? {
         if let spending {
             // Two steps here (the in-memory store); SQLite and PostgreSQL do both in one.
@@ -108,11 +128,19 @@ extension SessionStore where Self: UnitOfWork {
                 return (.replayedProof, session, user)
             }
         }
-        return try await updateSession(id: sessionID) { session, user in
+        let decided = try await updateSession(id: sessionID) { session, user in
             let update = RefreshRotation.decide(
                 session, presented: presented, clientID: clientID, presentedKey: presentedKey, now: now, grace: grace)
+            // Reuse: the revocation is written below, with its record.
+            if update.result == .reuseDetected { return SessionUpdate(session: nil, result: (update.result, update.session ?? session, user)) }
             return SessionUpdate(session: update.session, result: (update.result, update.session ?? session, user))
         }
+        guard let decided, decided.0 == .reuseDetected else { return decided }
+        try await write { unit in
+            _ = unit.revokeSession(id: sessionID, at: now)
+            if let recordingReuse { unit.record(recordingReuse(decided.1)) }
+        }
+        return decided
     }
 }
 

@@ -15,7 +15,7 @@ public struct RefreshTokenGrant: TokenGrant {
     let logger: Logger
     /// Where an issuer login's (issuer, consumer) pairs are read, so refreshed tokens list them too.
     let consumers: (any IssuerLoginStore)?
-    /// Records reuse detections.
+    /// Makes the record of a reuse detection, which the store writes with the revocation.
     let audit: AuditRecorder?
 
     public init(
@@ -43,7 +43,8 @@ public struct RefreshTokenGrant: TokenGrant {
         let now = clock.seconds()
         let decided = try await store.rotateRefreshToken(
             sessionID: sessionID, presented: generation, clientID: request.client.id, presentedKey: request.dpop?.thumbprint,
-            spending: request.dpop.map(DPoPGate.spending), now: now, grace: tokens.refreshGrace)
+            spending: request.dpop.map(DPoPGate.spending), now: now, grace: tokens.refreshGrace,
+            recordingReuse: audit?.reuseRecord(presented: generation, clientID: request.client.id))
         guard let (outcome, session, user) = decided else { throw LatchError.invalidGrant("the refresh token is invalid") }
         switch outcome {
         case .rotated, .reissued:
@@ -66,12 +67,8 @@ public struct RefreshTokenGrant: TokenGrant {
                 .invalidDPoPProof,
                 request.dpop == nil ? "this refresh token is bound to a DPoP key: send a proof of it" : "this refresh token is bound to another DPoP key")
         case .reuseDetected:
+            // The store revoked the family and recorded token.reuse_detected in one unit.
             logger.warning("refresh token reuse: family revoked", metadata: ["sid": "\(session.id)", "user": "\(session.userID)"])
-            // Right after the revocation, in a unit of its own: the rotation is one statement of the store (the
-            // hottest write) and carries no record.
-            await audit?.recordAlone(
-                .refreshReuseDetected, actor: "anonymous", userID: session.userID, sessionID: session.id, clientID: request.client.id,
-                detail: "generation=\(generation) current=\(session.generation)")
             throw LatchError.invalidGrant("the refresh token was already used; the session is revoked", detail: LatchError.reuseDetectedDetail)
         }
     }
