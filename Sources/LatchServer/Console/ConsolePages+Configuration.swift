@@ -16,18 +16,15 @@ extension ConsoleController {
         }
         console.post("apps") { request, context in
             await handle(request, context, route: "POST /admin/v1/clients") { _, form in
-                _ = try await admin.addClient(AdminClientRequest(clientId: form["clientId"] ?? "", name: form["name"].flatMap { $0.isEmpty ? nil : $0 }))
+                _ = try await admin.addClient(AdminClientRequest(clientId: form["clientId"] ?? "", name: Self.optional(form["name"])))
                 return .redirect("/console/apps?done=created-app")
             }
         }
         console.post("apps/:id") { request, context in
             await handle(request, context, route: "PATCH /admin/v1/clients/{id}") { _, form in
-                func lines(_ name: String) -> [String]? {
-                    form[name].map { $0.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty } }
-                }
                 var patch = AdminClientPatch()
-                patch.redirectUris = lines("redirectUris")
-                patch.postLogoutRedirectUris = lines("postLogoutRedirectUris")
+                patch.redirectUris = form["redirectUris"].map { Self.lines($0) }
+                patch.postLogoutRedirectUris = form["postLogoutRedirectUris"].map { Self.lines($0) }
                 if let dpop = form["dpop"], !dpop.isEmpty { patch.dpop = dpop }
                 _ = try await admin.patchClient(id: try context.parameters.require("id"), patch)
                 return .redirect("/console/apps?done=saved-app")
@@ -51,8 +48,8 @@ extension ConsoleController {
                             actions: mayDelete
                                 ? [.init(id: "delete-issuer-\(issuer.keyId)", label: "Delete", action: "/console/issuers/\(Self.encoded(issuer.name))/delete", danger: true, fields: ["keyId": issuer.keyId])]
                                 : [])
-                    }, empty: "No issuers. Add one with `latch admin issuers add` or POST /admin/v1/issuers.")
-                view.sections = [section]
+                    }, empty: "No issuers yet.")
+                view.sections = [section] + [addIssuerSection(session)].compactMap { $0 }
                 return .view(view)
             }
         }
@@ -72,7 +69,7 @@ extension ConsoleController {
         console.post("test-keys") { request, context in
             await handle(request, context, route: "POST /admin/v1/test-keys") { session, form in
                 let created = try await admin.createTestKey(
-                    AdminTestKeyRequest(keyId: form["keyId"].flatMap { $0.isEmpty ? nil : $0 }, algorithm: form["algorithm"].flatMap { $0.isEmpty ? nil : $0 }),
+                    AdminTestKeyRequest(keyId: Self.optional(form["keyId"]), algorithm: Self.optional(form["algorithm"])),
                     owner: session.caller.accountID)
                 var view = try await testKeysPage(session)
                 var section = Section("created-key", heading: "Test key \(created.keyId) created")
@@ -145,8 +142,8 @@ extension ConsoleController {
                                 + (mayDelete
                                     ? [.init(id: "delete-provider-\($0.id)", label: "Delete", action: "/console/custom-providers/\(Self.encoded($0.id))/delete", danger: true)]
                                     : []))
-                    }, empty: "No providers. Add one with `latch admin custom-providers add` or POST /admin/v1/custom-providers.")
-                view.sections = [section]
+                    }, empty: "No providers yet.")
+                view.sections = [section] + [addCustomProviderSection(session)].compactMap { $0 }
                 return .view(view)
             }
         }
@@ -191,8 +188,8 @@ extension ConsoleController {
                             ],
                             actions: mayDelete
                                 ? [.init(id: "delete-idp-\($0.id)", label: "Delete", action: "/console/upstream-idps/\(Self.encoded($0.id))/delete", danger: true)] : [])
-                    }, empty: "No upstream identity providers. Add one with `latch admin upstream-idps add` or POST /admin/v1/upstream-idps.")
-                view.sections = [section]
+                    }, empty: "No upstream identity providers yet.")
+                view.sections = [section] + [addUpstreamIdPSection(session)].compactMap { $0 }
                 return .view(view)
             }
         }
@@ -222,10 +219,12 @@ extension ConsoleController {
                             View.Field(
                                 name: "dpop", label: "DPoP (RFC 9449)", kind: .select([("off", "off"), ("allowed", "allowed"), ("required", "required")]),
                                 value: client.dpop ?? "allowed"),
-                        ])
+                        ]),
+                    evidenceForm(client),
                 ]
             }
             view.sections.append(section)
+            if let certificates = try await signingCertificateSection(session, client) { view.sections.append(certificates) }
         }
         if may(session, "POST /admin/v1/clients") {
             var create = Section("new-app", heading: "Add an app")

@@ -12,6 +12,7 @@ extension ConsoleController {
         console.get { request, context in await handle(request, context, route: "GET /admin/v1/users") { session, _ in .view(try await overview(session)) } }
         addUsers(to: console)
         addConfiguration(to: console)
+        addSetup(to: console)
         addAdmins(to: console)
         console.get("audit") { request, context in
             await handle(request, context, route: "GET /admin/v1/audit") { _, _ in .view(try await auditPage(request)) }
@@ -31,6 +32,9 @@ extension ConsoleController {
         "saved-app": "The app's settings were saved.", "created-app": "The app was created.", "deleted-issuer": "The issuer was deleted.",
         "deleted-test-key": "The test key was deleted.", "saved-provider": "The provider was saved.",
         "deleted-provider": "The provider was deleted.", "deleted-idp": "The upstream identity provider was deleted.", "revoked-token": "The token was revoked.", "deleted-admin": "The admin account was deleted.",
+        "added-issuer": "The issuer key was added.", "added-idp": "The upstream identity provider was added: register its callback URL there.",
+        "added-provider": "The provider was added.", "saved-evidence": "The app's device-evidence settings were saved.",
+        "added-certificate": "The signing certificate was added.", "deleted-certificate": "The signing certificate was deleted.",
         "rotated": "A new signing key is active; the previous one stays published until the tokens it signed expire.",
     ]
 
