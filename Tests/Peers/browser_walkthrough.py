@@ -26,10 +26,13 @@ Every screenshot is checked: the page's visible text has the expected strings, t
 CSP allows only /oauth2/assets/latch.css), the PNG's IHDR size is the viewport's and the file is not tiny. The
 browser's console must show no CSP violation and no error on Latch's pages.
 
-Output: one JSON line, {"ok": ..., "checks": ..., "failures": [...], "screenshots": [...], "seconds": ...}; exit
-status 0 when every check passed, 1 when one failed, 2 on an unexpected error. When a step cannot go on (or on an
-unexpected error) the rest is skipped, and a screenshot `failure.png` and the page source `failure.html` are saved to
---out.
+Output: one JSON line, {"walkthrough": "hosted-pages", "ok": ..., "checks": ..., "failures": [...], "screenshots":
+[...], "app_requests": [...], "seconds": ...}; exit status 0 when every check passed, 1 when one failed, 2 on an
+unexpected error. When a step cannot go on (or on an unexpected error) the rest is skipped, and a screenshot
+`failure.png` and the page source `failure.html` are saved to --out.
+
+What this script shares with console_walkthrough.py (Chromium, waits, the screenshot and console checks, running the
+walk and the JSON line) is in walkthrough_common.py beside it.
 """
 
 import argparse
@@ -39,49 +42,23 @@ import http.server
 import json
 import os
 import secrets
-import struct
 import sys
 import tempfile
-import threading
 import time
-import traceback
 import urllib.error
 import urllib.parse
 import urllib.request
 
-from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
-from selenium.webdriver.support.ui import WebDriverWait
+
+# walkthrough_common.py beside this script, whatever the working directory; no __pycache__ left in the source tree.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+import walkthrough_common
+from walkthrough_common import Results, console_problems, finish, new_browser, run, serve, wait_for
 
 WINDOW = (1000, 900)
-WAIT = 20  # seconds any one page may take to appear
-PAGE_LOAD_TIMEOUT = 30
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-
-
-class CheckFailed(Exception):
-    """A step cannot go on (its page did not appear); the remaining steps would only fail after it."""
-
-
-class Results:
-    """Checks that passed and failed, and the screenshots taken."""
-
-    def __init__(self):
-        self.passed = 0
-        self.failures = []
-        self.screenshots = []
-
-    def check(self, condition, message):
-        if condition:
-            self.passed += 1
-        else:
-            self.failures.append(message)
-            print("FAILED: " + message, file=sys.stderr, flush=True)
-        return condition
 
 
 # The app: a loopback HTTP server that records where the browser arrived.
@@ -107,13 +84,6 @@ class AppHandler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):
         pass  # quiet: the JSON line is the output
-
-
-def start_app(port):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), AppHandler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
-    return server
 
 
 # OAuth helpers.
@@ -157,98 +127,26 @@ def get_json(url, timeout=15):
 
 # Browser helpers.
 
-def new_browser(profile, language):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=%d,%d" % WINDOW, "--user-data-dir=" + profile, "--lang=" + language,
-                     "--no-first-run", "--disable-extensions", "--disable-background-networking", "--hide-scrollbars"]:
-        options.add_argument(argument)
-    # --lang alone does not reach Accept-Language in every headless build; the preference does.
-    options.add_experimental_option("prefs", {"intl.accept_languages": language})
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    # The driver path is given, so Selenium Manager never tries to download anything.
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(PAGE_LOAD_TIMEOUT)
-    # --window-size sizes the window, and headless Chromium still keeps room for its (invisible) toolbar: grow the
-    # window by that difference so that the viewport, and so every screenshot, is exactly WINDOW.
-    inner = driver.execute_script("return [window.outerWidth - window.innerWidth, window.outerHeight - window.innerHeight];")
-    if inner != [0, 0]:
-        driver.set_window_size(WINDOW[0] + inner[0], WINDOW[1] + inner[1])
-    return driver
-
-
-def wait_for(driver, condition, what):
-    try:
-        return WebDriverWait(driver, WAIT, poll_frequency=0.1).until(condition)
-    except TimeoutException:
-        raise CheckFailed("%s did not happen within %d s; the browser is at %s" % (what, WAIT, driver.current_url))
-
-
 def wait_for_url(driver, prefix, what):
     wait_for(driver, lambda d: d.current_url.startswith(prefix), what)
     return driver.current_url
 
 
-def png_size(path):
-    """The width and height in a PNG's IHDR chunk (the signature, then the IHDR's length, type, width, height)."""
-    with open(path, "rb") as file:
-        head = file.read(24)
-    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
-        return None
-    return struct.unpack(">II", head[16:24])
-
-
-def console_problems(driver, origin, document_status=None):
-    """Console entries (since the last call) that are CSP violations anywhere, or errors on Latch's own pages.
-
-    `document_status`: the HTTP status the page itself is meant to have (the error page is a 400), which Chromium
-    logs as a failed load of the document."""
-    try:
-        entries = driver.get_log("browser")
-    except Exception:  # a driver without the legacy log endpoint: nothing to check
-        return []
-    problems = []
-    for entry in entries:
-        message = entry.get("message", "")
-        if "Content Security Policy" in message or "Refused to" in message:
-            problems.append(message)
-        elif document_status and message.startswith(driver.current_url + " - Failed to load resource: the server responded "
-                                                     "with a status of %d " % document_status):
-            continue
-        elif "/favicon.ico " in message:
-            # Chromium asks every origin for /favicon.ico; Latch has none (404), which is no fault of the page.
-            continue
-        elif entry.get("level") == "SEVERE" and message.startswith(origin):
-            problems.append(message)
-    return problems
+def hosted_stylesheet(driver, results, name):
+    """The stylesheet's card: <main> has a 12 px radius and is at most 28rem (448 px) wide. Plain HTML would not."""
+    style = driver.execute_script(
+        "const m = document.querySelector('main'); if (!m) return null; const s = getComputedStyle(m);"
+        "return {radius: s.borderTopLeftRadius, width: m.getBoundingClientRect().width,"
+        " sheets: document.styleSheets.length};")
+    results.check(style is not None and style["radius"] == "12px" and style["width"] <= 448.5 and style["sheets"] == 1,
+                  "%s: the stylesheet did not apply (%r)" % (name, style))
 
 
 def shoot(driver, results, out, name, texts, origin, styled=True, status=None):
-    """Checks the page's visible text and stylesheet, saves the screenshot and checks the PNG."""
-    body = driver.find_element(By.TAG_NAME, "body").text
-    for text in texts:
-        results.check(text in body, "%s: the page does not show %r (it shows %r)" % (name, text, body[:400]))
-    if styled:
-        # The stylesheet's card: <main> has a 12 px radius and is at most 28rem (448 px) wide. Plain HTML would not.
-        style = driver.execute_script(
-            "const m = document.querySelector('main'); if (!m) return null; const s = getComputedStyle(m);"
-            "return {radius: s.borderTopLeftRadius, width: m.getBoundingClientRect().width,"
-            " sheets: document.styleSheets.length};")
-        results.check(style is not None and style["radius"] == "12px" and style["width"] <= 448.5 and style["sheets"] == 1,
-                      "%s: the stylesheet did not apply (%r)" % (name, style))
-    viewport = driver.execute_script("return [window.innerWidth, window.innerHeight, window.devicePixelRatio];")
-    path = os.path.join(out, name)
-    results.check(driver.save_screenshot(path), "%s: the screenshot could not be saved" % name)
-    size = png_size(path)
-    expected = (round(viewport[0] * viewport[2]), round(viewport[1] * viewport[2]))
-    results.check(size == expected, "%s: the PNG is %r, the viewport %r" % (name, size, expected))
-    results.check(size == WINDOW, "%s: the PNG is %r, not the window's %r" % (name, size, WINDOW))
-    bytes_ = os.path.getsize(path)
-    results.check(bytes_ > 8000, "%s: the PNG has only %d bytes" % (name, bytes_))
-    problems = console_problems(driver, origin, status)
-    results.check(not problems, "%s: console problems: %r" % (name, problems))
-    results.screenshots.append({"name": name, "width": size and size[0], "height": size and size[1], "bytes": bytes_})
+    """walkthrough_common.shoot for a hosted page: WINDOW; with `styled`, Latch's stylesheet is checked too; the
+    failed load tolerated for `status` is the page's own."""
+    walkthrough_common.shoot(driver, results, out, name, texts, origin, WINDOW, hosted_stylesheet if styled else None,
+                             status, only_the_document=True)
 
 
 def arrival(results, path, what):
@@ -267,7 +165,7 @@ def walk(args, results, browsers):
     idps = [tuple(value.split(":", 1)) for value in args.idp]
     first_id, first_name = idps[0]
 
-    driver = new_browser(tempfile.mkdtemp(prefix="latch-chromium-", dir=args.out_profiles), "en-US")
+    driver = new_browser(tempfile.mkdtemp(prefix="latch-chromium-", dir=args.out_profiles), WINDOW, "en-US")
     browsers.append(driver)
     console_problems(driver, issuer)  # start the log fresh
     before = get_json(upstream + "/test/state")  # the upstream's counters before this walk
@@ -405,7 +303,7 @@ def walk(args, results, browsers):
            "Error code: unregistered_redirect_uri"], issuer, status=400)
 
     # 6. A German browser: the chooser in German.
-    german = new_browser(tempfile.mkdtemp(prefix="latch-chromium-", dir=args.out_profiles), "de")
+    german = new_browser(tempfile.mkdtemp(prefix="latch-chromium-", dir=args.out_profiles), WINDOW, "de")
     browsers.append(german)
     console_problems(german, issuer)
     german.get(Authorization(issuer, args.client_id, callback).url)
@@ -434,40 +332,12 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     started = time.monotonic()
     results = Results()
-    browsers = []
-    error = None
-    unexpected = False
-    app = start_app(args.app_port)
-    with tempfile.TemporaryDirectory(prefix="latch-browser-profiles-") as profiles:
-        args.out_profiles = profiles
-        try:
-            walk(args, results, browsers)
-        except Exception as exception:  # CheckFailed or anything unexpected: record it, keep evidence
-            error = "%s: %s" % (type(exception).__name__, exception)
-            if not isinstance(exception, CheckFailed):
-                unexpected = True
-                traceback.print_exc(file=sys.stderr)
-            if browsers:
-                try:
-                    browsers[-1].save_screenshot(os.path.join(args.out, "failure.png"))
-                    with open(os.path.join(args.out, "failure.html"), "w", encoding="utf-8") as file:
-                        file.write(browsers[-1].page_source)
-                except Exception:
-                    pass
-        finally:
-            for browser in browsers:
-                try:
-                    browser.quit()
-                except Exception:
-                    pass
-            app.shutdown()
-    if error:
-        results.failures.append(error)
-    print(json.dumps({"walkthrough": "hosted-pages", "ok": not results.failures, "checks": results.passed,
-                      "failures": results.failures, "screenshots": results.screenshots,
-                      "app_requests": [path for path, _ in AppHandler.arrivals],
-                      "seconds": round(time.monotonic() - started, 1)}), flush=True)
-    sys.exit(2 if unexpected else (1 if results.failures else 0))
+    app = serve(AppHandler, args.app_port)
+    try:
+        error, unexpected = run(walk, args, results, "latch-browser-profiles-")
+    finally:
+        app.shutdown()
+    finish("hosted-pages", results, started, error, unexpected, app_requests=[path for path, _ in AppHandler.arrivals])
 
 
 if __name__ == "__main__":

@@ -43,64 +43,44 @@ Output: one JSON line, {"walkthrough": "console", "ok": ..., "checks": ..., "fai
 "seconds": ...}; exit status 0 when every check passed, 1 when one failed, 2 on an unexpected error. When a step cannot
 go on (or on an unexpected error) the rest is skipped, and a screenshot `failure.png` and the page source
 `failure.html` are saved to --out.
+
+What this script shares with browser_walkthrough.py (Chromium, waits, the screenshot and console checks, running the
+walk and the JSON line) is in walkthrough_common.py beside it.
 """
 
 import argparse
 import base64
+import functools
 import http.server
 import json
 import os
 import secrets
-import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-import traceback
 import urllib.error
 import urllib.parse
 import urllib.request
 
-from selenium import webdriver
-from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, TimeoutException, WebDriverException
-from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
 from selenium.webdriver.support import expected_conditions
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
+
+# walkthrough_common.py beside this script, whatever the working directory; no __pycache__ left in the source tree.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+import walkthrough_common
+from walkthrough_common import CheckFailed, Results, console_problems, finish, run, serve
 
 WINDOW = (1280, 900)
-WAIT = 20  # seconds any one page may take to appear
-PAGE_LOAD_TIMEOUT = 30
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 ZBARIMG = "/usr/bin/zbarimg"
 XSS_ADMIN = "<img src=x onerror=alert(1)>"
 XSS_APP_ID = "xss-app"
 XSS_APP_NAME = "<script>alert(2)</script>"
 REAUTH_TITLE = "Confirm it is you"
-
-
-class CheckFailed(Exception):
-    """A step cannot go on (its page did not appear); the remaining steps would only fail after it."""
-
-
-class Results:
-    """Checks that passed and failed, and the screenshots taken."""
-
-    def __init__(self):
-        self.passed = 0
-        self.failures = []
-        self.screenshots = []
-
-    def check(self, condition, message):
-        if condition:
-            self.passed += 1
-        else:
-            self.failures.append(message)
-            print("FAILED: " + message, file=sys.stderr, flush=True)
-        return condition
 
 
 # The other site: a loopback HTTP server on 127.0.0.1 (a different site from localhost) with the attack pages.
@@ -125,13 +105,6 @@ class ForeignHandler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, format, *args):
         pass  # quiet: the JSON line is the output
-
-
-def start_foreign():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ForeignHandler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True).start()
-    return server
 
 
 # The admin API.
@@ -187,23 +160,9 @@ def raw_get(url, cookie=None):
 
 # Browser helpers.
 
-def new_browser(profile):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=%d,%d" % WINDOW, "--user-data-dir=" + profile, "--lang=en-US",
-                     "--no-first-run", "--disable-extensions", "--disable-background-networking", "--hide-scrollbars"]:
-        options.add_argument(argument)
-    options.add_experimental_option("prefs", {"intl.accept_languages": "en-US"})
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    # The driver path is given, so Selenium Manager never tries to download anything.
-    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    driver.set_page_load_timeout(PAGE_LOAD_TIMEOUT)
-    # Headless Chromium keeps room for its (invisible) toolbar: grow the window by that difference so that the
-    # viewport, and so every screenshot, is exactly WINDOW.
-    inner = driver.execute_script("return [window.outerWidth - window.innerWidth, window.outerHeight - window.innerHeight];")
-    if inner != [0, 0]:
-        driver.set_window_size(WINDOW[0] + inner[0], WINDOW[1] + inner[1])
+def passkey_browser(profile):
+    """walkthrough_common.new_browser (WINDOW, en-US) with a virtual passkey authenticator."""
+    driver = walkthrough_common.new_browser(profile, WINDOW)
     # A platform authenticator that is always there and always verifies the user: passkey ceremonies need no one.
     authenticator = VirtualAuthenticatorOptions()
     authenticator.protocol = Protocol.CTAP2
@@ -216,13 +175,9 @@ def new_browser(profile):
     return driver
 
 
-def wait_for(driver, condition, what):
-    try:
-        # An element found while the page changes may be gone when it is read (Chromium says so in more than one way):
-        # the next round looks again.
-        return WebDriverWait(driver, WAIT, poll_frequency=0.1, ignored_exceptions=(WebDriverException,)).until(condition)
-    except TimeoutException:
-        raise CheckFailed("%s did not happen within %d s; the browser is at %s" % (what, WAIT, driver.current_url))
+# An element found while the page changes may be gone when it is read (Chromium says so in more than one way): the
+# next round of a wait looks again.
+wait_for = functools.partial(walkthrough_common.wait_for, ignored=(WebDriverException,))
 
 
 def title(driver):
@@ -305,49 +260,10 @@ def no_alert(driver):
     return "an alert is open: %r" % text
 
 
-def png_size(path):
-    """The width and height in a PNG's IHDR chunk (the signature, then the IHDR's length, type, width, height)."""
-    with open(path, "rb") as file:
-        head = file.read(24)
-    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
-        return None
-    return struct.unpack(">II", head[16:24])
-
-
-def console_problems(driver, origin, document_status=None, expected=()):
-    """Console entries (since the last call) that are CSP violations anywhere, or errors on Latch's own pages.
-
-    `document_status`: the HTTP status the page itself is meant to have (a refusal is a 403), which Chromium logs as a
-    failed load of the document. `expected`: substrings of messages that the step provokes on purpose."""
-    try:
-        entries = driver.get_log("browser")
-    except Exception:  # a driver without the legacy log endpoint: nothing to check
-        return []
-    problems = []
-    for entry in entries:
-        message = entry.get("message", "")
-        if any(text in message for text in expected):
-            continue
-        if "Content Security Policy" in message or "Refused to" in message:
-            problems.append(message)
-        elif document_status and "Failed to load resource: the server responded with a status of %d " % document_status in message \
-                and message.startswith(origin):
-            continue
-        elif "/favicon.ico " in message:
-            # Chromium asks every origin for /favicon.ico; Latch has none (404), which is no fault of the page.
-            continue
-        elif entry.get("level") == "SEVERE" and message.startswith(origin):
-            problems.append(message)
-    return problems
-
-
-def shoot(driver, results, out, name, texts, origin, area=None, status=None):
-    """Checks the page's visible text, stylesheet and navigation, saves the screenshot and checks the PNG."""
-    body = driver.find_element(By.TAG_NAME, "body").text
-    for text in texts:
-        results.check(text in body, "%s: the page does not show %r (it shows %r)" % (name, text, body[:600]))
-    # The console's stylesheet: a flex header on a card background, a body without margin, <main> at most 72rem.
-    # Plain HTML would have a block header, an 8 px body margin and a full-width main.
+def console_page(driver, results, name, area):
+    """The console's stylesheet: a flex header on a card background, a body without margin, <main> at most 72rem.
+    Plain HTML would have a block header, an 8 px body margin and a full-width main. With `area`, the navigation
+    marks nav-`area` as the current page."""
     style = driver.execute_script(
         "const h = document.querySelector('header'), m = document.querySelector('main'); if (!h || !m) return null;"
         "return {header: getComputedStyle(h).display, margin: getComputedStyle(document.body).marginTop,"
@@ -358,18 +274,12 @@ def shoot(driver, results, out, name, texts, origin, area=None, status=None):
         current = driver.find_elements(By.CSS_SELECTOR, "header nav a[aria-current='page']")
         results.check([link.get_attribute("id") for link in current] == ["nav-" + area],
                       "%s: the current navigation entry is %r, not nav-%s" % (name, [link.get_attribute("id") for link in current], area))
-    viewport = driver.execute_script("return [window.innerWidth, window.innerHeight, window.devicePixelRatio];")
-    path = os.path.join(out, name)
-    results.check(driver.save_screenshot(path), "%s: the screenshot could not be saved" % name)
-    size = png_size(path)
-    expected = (round(viewport[0] * viewport[2]), round(viewport[1] * viewport[2]))
-    results.check(size == expected, "%s: the PNG is %r, the viewport %r" % (name, size, expected))
-    results.check(size == WINDOW, "%s: the PNG is %r, not the window's %r" % (name, size, WINDOW))
-    bytes_ = os.path.getsize(path)
-    results.check(bytes_ > 8000, "%s: the PNG has only %d bytes" % (name, bytes_))
-    problems = console_problems(driver, origin, status)
-    results.check(not problems, "%s: console problems: %r" % (name, problems))
-    results.screenshots.append({"name": name, "width": size and size[0], "height": size and size[1], "bytes": bytes_})
+
+
+def shoot(driver, results, out, name, texts, origin, area=None, status=None):
+    """walkthrough_common.shoot for a console page: WINDOW, the console's stylesheet and, with `area`, navigation."""
+    walkthrough_common.shoot(driver, results, out, name, texts, origin, WINDOW,
+                             lambda d, r, n: console_page(d, r, n, area), status, shown=600)
 
 
 def page_ok(driver, results, origin, what, status=None):
@@ -455,7 +365,7 @@ def walk(args, results, browsers):
     if default_before is None:
         raise CheckFailed("0: the admin API lists no `default` client: %s %r" % (status, body))
 
-    driver = new_browser(tempfile.mkdtemp(prefix="latch-chromium-", dir=args.out_profiles))
+    driver = passkey_browser(tempfile.mkdtemp(prefix="latch-chromium-", dir=args.out_profiles))
     browsers.append(driver)
     console_problems(driver, issuer)  # start the log fresh
 
@@ -744,7 +654,7 @@ def walk(args, results, browsers):
                   "8: GET /admin/v1/admins shows the new admin as %r" % auditor)
 
     if enrollment.startswith(issuer) and auditor:
-        second = new_browser(tempfile.mkdtemp(prefix="latch-chromium-", dir=args.out_profiles))
+        second = passkey_browser(tempfile.mkdtemp(prefix="latch-chromium-", dir=args.out_profiles))
         browsers.append(second)
         console_problems(second, issuer)
         second.get(enrollment)
@@ -880,40 +790,13 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     started = time.monotonic()
     results = Results()
-    browsers = []
-    error = None
-    unexpected = False
-    foreign = start_foreign()
+    foreign = serve(ForeignHandler)
     args.foreign_port = foreign.server_address[1]
-    with tempfile.TemporaryDirectory(prefix="latch-console-profiles-") as profiles:
-        args.out_profiles = profiles
-        try:
-            walk(args, results, browsers)
-        except Exception as exception:  # CheckFailed or anything unexpected: record it, keep evidence
-            error = "%s: %s" % (type(exception).__name__, exception)
-            if not isinstance(exception, CheckFailed):
-                unexpected = True
-                traceback.print_exc(file=sys.stderr)
-            if browsers:
-                try:
-                    browsers[-1].save_screenshot(os.path.join(args.out, "failure.png"))
-                    with open(os.path.join(args.out, "failure.html"), "w", encoding="utf-8") as file:
-                        file.write(browsers[-1].page_source)
-                except Exception:
-                    pass
-        finally:
-            for browser in browsers:
-                try:
-                    browser.quit()
-                except Exception:
-                    pass
-            foreign.shutdown()
-    if error:
-        results.failures.append(error)
-    print(json.dumps({"walkthrough": "console", "ok": not results.failures, "checks": results.passed,
-                      "failures": results.failures, "screenshots": results.screenshots,
-                      "seconds": round(time.monotonic() - started, 1)}), flush=True)
-    sys.exit(2 if unexpected else (1 if results.failures else 0))
+    try:
+        error, unexpected = run(walk, args, results, "latch-console-profiles-")
+    finally:
+        foreign.shutdown()
+    finish("console", results, started, error, unexpected)
 
 
 if __name__ == "__main__":
