@@ -61,13 +61,14 @@ struct PostgresStoreTests {
         try await PostgresTestDatabase.withFresh { url in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 // A generous deadline: this is about migrating once, and a loaded CI machine (browser walkthroughs in
-                // parallel) once took over 5 s to connect eight replicas' first connections.
+                // parallel) once took over 5 s to connect eight replicas' first connections, and another over 5 s to
+                // answer the count below.
                 for _ in 0..<8 {
                     group.addTask { try await PostgresStore.withRunning(url: url, poolSize: 2, operationTimeout: .seconds(60)) { _ in } }
                 }
                 try await group.waitForAll()
             }
-            let rows = try await PostgresStore.withRunning(url: url, poolSize: 1) { store in
+            let rows = try await PostgresStore.withRunning(url: url, poolSize: 1, operationTimeout: .seconds(60)) { store in
                 try await store.query("count") { client in
                     try await client.query("SELECT count(*)::BIGINT FROM latch_migrations").first(Int64.self)
                 }

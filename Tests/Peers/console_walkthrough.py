@@ -22,6 +22,9 @@ The walk, in one browser profile unless said otherwise:
       sign-out action must not act (the SameSite=Strict cookie stays home; no new user.sessions_revoked record);
    5. test keys: generate one (07-test-key.png: the PEM shown once), then delete it;
    6. apps: edit the default app's callback URIs (08-apps.png), add an app; the XSS app's name shows literally;
+      the new app's device evidence (an iOS App ID) saved; an issuer key (a fresh P-256 public key), an upstream
+      identity provider (its client secret never shown again) and a custom registration provider added through the
+      console's forms — each confirmed through the admin API;
    7. signing keys: rotate (09-signing-keys.png); the JWKS (from the discovery document) gains the new kid;
    8. admins: the XSS account's name shows literally, no alert; create an `auditor` admin (10-admins.png: its
       enrollment link), which a second browser enrolls and signs in with: it is offered no change and refused the
@@ -63,6 +66,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.virtual_authenticator import Protocol, Transport, VirtualAuthenticatorOptions
@@ -598,6 +603,67 @@ def walk(args, results, browsers):
           issuer, area="apps")
     results.check(no_alert(driver) is True, "6: after saving: %s" % no_alert(driver))
 
+    # 6b. The new app's device evidence; an issuer key, an upstream IdP and a custom provider from the forms.
+    app_ios = "ABCDE12345.com.example.walk%s" % tag.replace("-", "").lower()
+    fill(driver, "evidence-%s-appIds" % app_id, app_ios)
+    click_and_load(driver, "evidence-%s-submit" % app_id, "saving the new app's device evidence")
+    flash_is(driver, results, "The app's device-evidence settings were saved.", "6b: device evidence")
+    status, body = api.get("/admin/v1/clients")
+    created_app = next((c for c in (body or {}).get("clients", []) if c.get("clientId") == app_id), {})
+    results.check((created_app.get("ios") or {}).get("appIds") == [app_ios], "6b: GET /admin/v1/clients shows the app's ios %r"
+                  % created_app.get("ios"))
+    results.check(created_app.get("android") is None, "6b: saving iOS evidence gave the app Android settings %r" % created_app.get("android"))
+
+    issuer_key = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    issuer_name = "walk-co-" + tag
+    click_and_load(driver, "nav-issuers", "the issuers page")
+    fill(driver, "add-issuer-name", issuer_name)
+    fill(driver, "add-issuer-keyId", "walk-k1")
+    fill(driver, "add-issuer-publicKey", issuer_key)
+    fill(driver, "add-issuer-allowedClaims", "custom:tier")
+    click_and_load(driver, "add-issuer-submit", "adding an issuer key")
+    flash_is(driver, results, "The issuer key was added.", "6b: add issuer")
+    page_ok(driver, results, issuer, "6b: add issuer")
+    results.check(bool(driver.find_elements(By.ID, "issuer-%s-walk-k1" % issuer_name)), "6b: the issuer key is not listed")
+    status, body = api.get("/admin/v1/issuers")
+    added = [i for i in (body or {}).get("issuers", []) if i.get("name") == issuer_name]
+    results.check(len(added) == 1 and added[0].get("algorithm") == "ES256" and added[0].get("allowedClaims") == ["custom:tier"],
+                  "6b: GET /admin/v1/issuers shows %r" % added)
+
+    idp_secret = "walk-secret-" + secrets.token_hex(8)
+    idp_id = "walk-idp-" + tag.replace("_", "-").lower()
+    click_and_load(driver, "nav-upstream-idps", "the upstream IdPs page")
+    fill(driver, "add-idp-id", idp_id)
+    fill(driver, "add-idp-displayName", "Walk SSO")
+    fill(driver, "add-idp-issuer", "https://idp.example.com")
+    fill(driver, "add-idp-clientId", "latch-walk")
+    fill(driver, "add-idp-clientSecret", idp_secret)
+    click_and_load(driver, "add-idp-submit", "adding an upstream IdP")
+    flash_is(driver, results, "The upstream identity provider was added: register its callback URL there.", "6b: add upstream IdP")
+    page_ok(driver, results, issuer, "6b: add upstream IdP")
+    status, body = api.get("/admin/v1/upstream-idps/" + idp_id)
+    results.check(status == 200 and body.get("hasClientSecret") is True and body.get("displayName") == "Walk SSO",
+                  "6b: GET /admin/v1/upstream-idps/%s: %s %r" % (idp_id, status, body))
+    row = driver.find_elements(By.ID, "idp-" + idp_id)
+    results.check(bool(row) and isinstance(body, dict) and body.get("callbackURL", "?") in row[0].text,
+                  "6b: the upstream IdP's row does not show its callback URL")
+    results.check(idp_secret not in driver.page_source, "6b: the upstream IdP's client secret is shown")
+
+    provider_id = "walk-crm-" + tag
+    click_and_load(driver, "nav-custom-providers", "the custom providers page")
+    fill(driver, "add-provider-id", provider_id)
+    fill(driver, "add-provider-name", "Walk CRM")
+    Select(driver.find_element(By.ID, "add-provider-flow")).select_by_value("two_step")
+    fill(driver, "add-provider-hookURL", "https://hooks.example.com/latch")
+    fill(driver, "add-provider-hookSecret", "walk-hook-secret-" + secrets.token_hex(8))
+    click_and_load(driver, "add-provider-submit", "adding a custom provider")
+    flash_is(driver, results, "The provider was added.", "6b: add custom provider")
+    page_ok(driver, results, issuer, "6b: add custom provider")
+    status, body = api.get("/admin/v1/custom-providers/" + provider_id)
+    results.check(status == 200 and body.get("flow") == "two_step" and body.get("enabled") is True,
+                  "6b: GET /admin/v1/custom-providers/%s: %s %r" % (provider_id, status, body))
+
     # 7. Signing keys: rotate; the JWKS gains the new kid and keeps the old.
     status, discovery = api.get("/.well-known/openid-configuration")
     jwks_uri = discovery.get("jwks_uri", "") if isinstance(discovery, dict) else ""
@@ -767,7 +833,8 @@ def walk(args, results, browsers):
             by_console.setdefault(record["type"], []).append(record)
     for kind in ["admin.console.signin", "admin.passkeys.create", "admin.test_keys.create", "admin.test_keys.delete", "admin.clients.update",
                  "admin.clients.create", "admin.signing_keys.rotate", "admin.admins.create", "admin.tokens.create", "admin.tokens.delete",
-                 "admin.admins.delete", "admin.console.signout"]:
+                 "admin.admins.delete", "admin.console.signout", "admin.issuers.create", "admin.upstream_idps.create",
+                 "admin.custom_providers.create"]:
         results.check(kind in by_console, "10: no %s record by %s (the console's records: %r)" % (kind, actor_prefix, sorted(by_console)))
     for kind in ["user.sessions_revoked", "user.deleted"]:
         found = [r for r in api.audit(type=kind, subject=oob_user) if r.get("actor", "").startswith(actor_prefix)]

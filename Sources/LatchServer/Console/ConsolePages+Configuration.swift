@@ -219,11 +219,17 @@ extension ConsoleController {
                             View.Field(
                                 name: "dpop", label: "DPoP (RFC 9449)", kind: .select([("off", "off"), ("allowed", "allowed"), ("required", "required")]),
                                 value: client.dpop ?? "allowed"),
-                        ]),
-                    evidenceForm(client),
+                        ])
                 ]
             }
             view.sections.append(section)
+            if mayEdit {
+                var evidence = Section(
+                    "evidence-section-\(client.clientId)", heading: "\(client.name): device evidence",
+                    intro: "Which apps may register with App Attest, DeviceCheck, Android key attestation or Play Integrity.")
+                evidence.forms = [evidenceForm(client)]
+                view.sections.append(evidence)
+            }
             if let certificates = try await signingCertificateSection(session, client) { view.sections.append(certificates) }
         }
         if may(session, "POST /admin/v1/clients") {
