@@ -33,6 +33,12 @@ struct MetricsTests {
             #expect(try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: .fsso, answer: "not-a-jwt")).status == .badRequest)
             #expect(try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: ChallengeType(rawValue: "MADE_UP"), answer: "x")).status == .badRequest)
             #expect(try await client.postForm("/oauth2/token", [("grant_type", "made-up")]).code == "unsupported_grant_type")
+            // A device-key sign-in, one by another key (refused by the device-key method) and one that no method takes.
+            let deviceKey = try PrivateKey.generate(.ES256)
+            _ = try await client.registerWithTestKey(username: "dora", deviceKey: deviceKey)
+            #expect(try await client.signInWithKey(username: "dora", deviceKey: deviceKey).status == .ok)
+            #expect(try await client.signInWithKey(username: "dora", deviceKey: try PrivateKey.generate(.ES256)).code == "invalid_grant")
+            #expect(try await client.token(assertion: "not-a-jwt").code == "invalid_grant")
             _ = try await client.get("/no/such/path")
             _ = try await client.admin(.get, "/admin/v1/users/u-1")
             _ = try await client.admin(.get, "/admin/v1/users/u-2")
@@ -49,14 +55,20 @@ struct MetricsTests {
             #expect(Self.value(text, #"latch_registrations_total{proof_type="other",outcome="unsupported_challenge_type"}"#) == 1)
             #expect(!text.contains("MADE_UP"))
             #expect(Self.value(text, #"latch_token_requests_total{grant_type="other",outcome="unsupported_grant_type"}"#) == 1)
-            #expect(Self.value(text, #"latch_token_requests_total{grant_type="urn:ietf:params:oauth:grant-type:jwt-bearer",outcome="ok"}"#) == 1)
-            #expect(Self.value(text, #"latch_http_requests_total{route="/oauth2/token",method="POST",status="200"}"#) == 3)
-            #expect(Self.value(text, #"latch_http_requests_total{route="/oauth2/token",method="POST",status="400"}"#) == 2)
+            #expect(Self.value(text, #"latch_token_requests_total{grant_type="urn:ietf:params:oauth:grant-type:jwt-bearer",outcome="ok"}"#) == 2)
+            // Sign-ins by method: the JWT-bearer grant says which of its methods took the assertion.
+            #expect(Self.value(text, #"latch_signins_total{method="federated",outcome="ok"}"#) == 1)
+            #expect(Self.value(text, #"latch_signins_total{method="device_key",outcome="ok"}"#) == 1)
+            #expect(Self.value(text, #"latch_signins_total{method="device_key",outcome="invalid_grant"}"#) == 1)
+            #expect(Self.value(text, #"latch_signins_total{method="jwt_bearer",outcome="invalid_grant"}"#) == 1)
+            #expect(!text.contains(#"latch_signins_total{method="refresh"#) && !text.contains(#"method="other""#))
+            #expect(Self.value(text, #"latch_http_requests_total{route="/oauth2/token",method="POST",status="200"}"#) == 4)
+            #expect(Self.value(text, #"latch_http_requests_total{route="/oauth2/token",method="POST",status="400"}"#) == 4)
             // One series for every user id: the route template, not the path.
             #expect(Self.value(text, #"latch_http_requests_total{route="/admin/v1/users/{id}",method="GET",status="404"}"#) == 2)
             #expect(Self.value(text, #"latch_http_requests_total{route="unmatched",method="GET",status="404"}"#) == 1, "\(text.split(separator: "\n").filter { $0.contains("404") })")
             #expect(!text.contains("u-1") && !text.contains("/no/such/path"))
-            #expect(Self.value(text, #"latch_http_request_duration_seconds_count{route="/oauth2/token",method="POST"}"#) == 5)
+            #expect(Self.value(text, #"latch_http_request_duration_seconds_count{route="/oauth2/token",method="POST"}"#) == 8)
             #expect(text.contains(#"latch_http_request_duration_seconds_bucket{route="/oauth2/token",method="POST",le="0.0005"}"#))
             #if os(Linux)
             #expect((Self.value(text, "process_resident_memory_bytes") ?? 0) > 1_000_000)
@@ -69,6 +81,23 @@ struct MetricsTests {
             #expect((Self.value(text, "latch_store_commit_units_sum") ?? 0) >= (Self.value(text, "latch_store_commit_units_count") ?? 1))
             #expect(text.contains(#"latch_store_commit_units_bucket{le="1.0"}"#) || text.contains(#"latch_store_commit_units_bucket{le="1"}"#), "\(text.split(separator: "\n").filter { $0.contains("commit_units") })")
         }
+    }
+
+    @Test("Sign-in methods: the JWT-bearer grant's reported method, else the grant's own; refreshes and unknown grants are not sign-ins")
+    func signInMethods() {
+        let report = SignInReport()
+        SignInReport.$current.withValue(report) { SignInReport.record("device_key") }
+        #expect(report.method == "device_key")
+        SignInReport.record("federated")  // No report bound: nothing recorded anywhere.
+        #expect(report.method == "device_key")
+        #expect(OAuthController.signInMethod(GrantType.jwtBearer, report) == "device_key")
+        #expect(OAuthController.signInMethod(GrantType.jwtBearer, SignInReport()) == "jwt_bearer")
+        #expect(OAuthController.signInMethod(GrantType.webauthn, nil) == "webauthn")
+        #expect(OAuthController.signInMethod(GrantType.appAttest, nil) == "app_attest")
+        #expect(OAuthController.signInMethod(GrantType.issuerLogin, nil) == "issuer_login")
+        #expect(OAuthController.signInMethod("authorization_code", nil) == "authorization_code")
+        #expect(OAuthController.signInMethod(GrantType.refreshToken, report) == nil)
+        #expect(OAuthController.signInMethod("other", nil) == nil)
     }
 
     @Test(

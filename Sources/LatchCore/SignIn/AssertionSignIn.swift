@@ -37,6 +37,8 @@ public struct VerifiedSignIn: Sendable {
 /// A way to sign in with a JWT at the JWT-bearer grant (RFC 7523 §2.1). A new kind of sign-in assertion is a new
 /// type conforming to this, registered with ``JWTBearerGrant`` ahead of the catch-all.
 public protocol AssertionSignIn: Sendable {
+    /// The method's name where sign-ins are counted by method (`latch_signins_total{method=…}`): stable, lowercase.
+    var method: String { get }
     /// Whether this method takes `assertion`, decided from the token alone (no lookup, nothing trusted yet).
     func recognizes(_ assertion: ParsedJWS) -> Bool
     /// Verifies the assertion — key, signature, claims — at `now`, and says who signs in.

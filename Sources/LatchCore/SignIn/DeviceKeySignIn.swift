@@ -8,6 +8,7 @@ import LatchModel
 /// checked first (it must be Latch's, unexpired, and issued for the assertion's `iss`), then the user and key are
 /// found in one lookup, and the nonce is consumed when the session opens.
 public struct DeviceKeySignIn: AssertionSignIn {
+    public var method: String { "device_key" }
     let store: any UserStore
     let verifier: AssertionVerifier
     let settings: AssertionSettings

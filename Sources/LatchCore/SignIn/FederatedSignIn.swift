@@ -4,6 +4,7 @@ import LatchModel
 /// Custom federated sign-in: the customer's backend signs a short-lived JWT for a registered user
 /// (``FederatedAssertion``). The claims the issuer allows are kept on the user, updated when they change.
 public struct FederatedSignIn: AssertionSignIn {
+    public var method: String { "federated" }
     let store: any UserStore & IssuerStore
     let verifier: AssertionVerifier
     let settings: AssertionSettings

@@ -20,16 +20,21 @@ struct OAuthController {
             // A grant type this server serves, else `other`: clients cannot mint series.
             let grantType = form.single["grant_type"].flatMap { tokens.grantTypes.contains($0) ? $0 : nil } ?? "other"
             let response: TokenResponse
+            // With metrics on, the grant tells which sign-in method it used (the JWT-bearer grant has two).
+            let report = metrics == nil ? nil : SignInReport()
             do {
-                response = try await tokens.exchange(form.single, repeated: form.repeated, bearer: request.accessToken?.1, dpopHeaders: request.dpopProofs)
+                response = try await SignInReport.$current.withValue(report) {
+                    try await tokens.exchange(form.single, repeated: form.repeated, bearer: request.accessToken?.1, dpopHeaders: request.dpopProofs)
+                }
             } catch {
                 let refusal = error as? LatchError
-                metrics?.tokenRequest(
-                    grantType: grantType,
-                    outcome: refusal?.detail == LatchError.reuseDetectedDetail ? "reuse_detected" : refusal?.code.rawValue ?? "unavailable")
+                let outcome = refusal?.detail == LatchError.reuseDetectedDetail ? "reuse_detected" : refusal?.code.rawValue ?? "unavailable"
+                metrics?.tokenRequest(grantType: grantType, outcome: outcome)
+                if let method = Self.signInMethod(grantType, report) { metrics?.signIn(method: method, outcome: outcome) }
                 throw error
             }
             metrics?.tokenRequest(grantType: grantType, outcome: "ok")
+            if let method = Self.signInMethod(grantType, report) { metrics?.signIn(method: method, outcome: "ok") }
             var answer = JSONResponse.make(bytes: Self.serialize(response))
             // RFC 9449 §8.2: a fresh nonce with each answer, so the client's next proof needs no extra round trip.
             if let dpop = tokens.dpop, dpop.settings.requireNonce { answer.headers[.dpopNonce] = dpop.nonces.current() }
@@ -49,6 +54,19 @@ struct OAuthController {
             return JSONResponse.make(bytes: Array("{}".utf8))
         }
         return routes
+    }
+
+    /// The sign-in method of a token request, for `latch_signins_total`: the one the grant reported, else the grant's
+    /// own; nil for what is not a sign-in (a refresh, an unknown grant type).
+    static func signInMethod(_ grantType: String, _ report: SignInReport?) -> String? {
+        switch grantType {
+        case GrantType.jwtBearer: report?.method ?? "jwt_bearer"
+        case GrantType.webauthn: "webauthn"
+        case GrantType.appAttest: "app_attest"
+        case GrantType.issuerLogin: "issuer_login"
+        case "authorization_code": "authorization_code"
+        default: nil
+        }
     }
 
     /// UserInfo (OIDC Core §5.3), on the signed-in group.

@@ -99,6 +99,7 @@ public final class LatchMetrics: StoreObserver, Sendable {
     private let requestInstruments = Mutex<[RequestKey: RequestInstruments]>([:])
     private let tokenCounters = Mutex<[PairKey: CoreMetrics.Counter]>([:])
     private let registrationCounters = Mutex<[PairKey: CoreMetrics.Counter]>([:])
+    private let signInCounters = Mutex<[PairKey: CoreMetrics.Counter]>([:])
 
     /// One answered HTTP request: `latch_http_requests_total` and `latch_http_request_duration_seconds` by route
     /// template, method and status.
@@ -138,6 +139,13 @@ public final class LatchMetrics: StoreObserver, Sendable {
     /// One token-endpoint answer: `latch_token_requests_total` by grant type and outcome (`ok` or the error code).
     public func tokenRequest(grantType: String, outcome: String) {
         pairCounter(tokenCounters, "latch_token_requests_total", ("grant_type", "outcome"), (grantType, outcome)).increment()
+    }
+
+    /// One sign-in at the token endpoint: `latch_signins_total` by method (`federated`, `device_key`, `webauthn`,
+    /// `app_attest`, `issuer_login`, `authorization_code`; `jwt_bearer` for an assertion refused before a method took it)
+    /// and outcome (`ok` or the error code).
+    public func signIn(method: String, outcome: String) {
+        pairCounter(signInCounters, "latch_signins_total", ("method", "outcome"), (method, outcome)).increment()
     }
 
     /// One registration answer: `latch_registrations_total` by proof type (`challengeType`) and outcome.

@@ -35,6 +35,7 @@ public struct JWTBearerGrant: TokenGrant {
         guard let method = methods.first(where: { $0.recognizes(parsed) }) else {
             throw LatchError.invalidGrant("no sign-in method accepts this assertion")
         }
+        SignInReport.record(method.method)
         let now = clock.seconds()
         let signIn = try await method.verify(parsed, now: now)
         // Step 4.
