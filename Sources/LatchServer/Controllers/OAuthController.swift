@@ -20,8 +20,9 @@ struct OAuthController {
             // A grant type this server serves, else `other`: clients cannot mint series.
             let grantType = form.single["grant_type"].flatMap { tokens.grantTypes.contains($0) ? $0 : nil } ?? "other"
             let response: TokenResponse
-            // With metrics on, the grant tells which sign-in method it used (the JWT-bearer grant has two).
-            let report = metrics == nil ? nil : SignInReport()
+            // With metrics on, the JWT-bearer grant tells which of its two sign-in methods took the assertion; other
+            // grants are one method each, and refreshes (the hottest path) pay nothing.
+            let report = metrics != nil && grantType == GrantType.jwtBearer ? SignInReport() : nil
             do {
                 response = try await SignInReport.$current.withValue(report) {
                     try await tokens.exchange(form.single, repeated: form.repeated, bearer: request.accessToken?.1, dpopHeaders: request.dpopProofs)
