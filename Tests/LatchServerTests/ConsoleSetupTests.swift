@@ -155,6 +155,17 @@ extension ConsoleTests {
             }
             #expect(try await client.admin(.get, "/admin/v1/audit?limit=500").decode(AuditPage.self).records.count == before)
             #expect(try await app() == saved)
+            // A refused form answers its own page with the error and what was typed — but not the secret.
+            let refilled = try await Self.post(
+                client, "/console/upstream-idps", cookie: owner.cookie,
+                [("csrf", owner.csrf), ("id", "Bad Id"), ("displayName", "Refilled <b>SSO</b>"), ("issuer", "https://idp.example.com"), ("clientId", "c"),
+                 ("clientSecret", "typed-secret-123"), ("useUserinfo", "true")])
+            #expect(refilled.status == .badRequest && refilled.text.contains("<title>Upstream identity providers"), "\(refilled.text.prefix(300))")
+            #expect(refilled.text.contains(#"id="error-code">invalid_input"#) && refilled.text.contains("Nothing was changed."))
+            let fields = try Self.rendered(refilled.text, form: "add-idp")
+            #expect(fields.contains { $0 == ("id", "Bad Id") } && fields.contains { $0 == ("displayName", "Refilled <b>SSO</b>") })
+            #expect(fields.contains { $0 == ("useUserinfo", "true") } && fields.contains { $0 == ("clientSecret", "") })
+            #expect(!refilled.text.contains("typed-secret-123") && !refilled.text.contains("<b>SSO</b>"))
 
             // A support admin is offered none of these forms, and posting them is refused (403, audited).
             let support = try await Self.enroll(client, username: "sam", role: .support)

@@ -106,8 +106,12 @@ struct ConsoleController {
     /// Runs a console page or action for route `route` (`"GET /admin/v1/users"`: the admin API route it stands for,
     /// whose roles it takes): the session, the role, for a post the form (size, origin, CSRF token), for a dangerous
     /// action a recent passkey check; then `body`, as the signed-in admin.
+    ///
+    /// `page`, for a form's action: the page the form is on. A refused form (a ``LatchError``) then answers that page
+    /// with the error and the form refilled with what was posted (secrets left out), instead of an error page.
     func handle(
         _ request: Request, _ context: LatchRequestContext, route: String, dangerous: Bool = false,
+        page: (@Sendable (ConsoleSession) async throws -> ConsoleView)? = nil,
         _ body: @escaping @Sendable (ConsoleSession, [String: String]) async throws -> Outcome
     ) async -> Response {
         do {
@@ -117,7 +121,7 @@ struct ConsoleController {
             case .refused(let refusal): return refusal
             }
             return try await AuditOrigin.with({ $0.admin = "\(session.caller.accountID)/\(session.caller.tokenID)" }) {
-                try await run(request, session: session, route: route, dangerous: dangerous, body)
+                try await run(request, session: session, route: route, dangerous: dangerous, page: page, body)
             }
         } catch {
             logger.error("console request failed", metadata: ["error": "\(error)"])
@@ -130,7 +134,7 @@ struct ConsoleController {
     }
 
     private func run(
-        _ request: Request, session: ConsoleSession, route: String, dangerous: Bool,
+        _ request: Request, session: ConsoleSession, route: String, dangerous: Bool, page: (@Sendable (ConsoleSession) async throws -> ConsoleView)?,
         _ body: @escaping @Sendable (ConsoleSession, [String: String]) async throws -> Outcome
     ) async throws -> Response {
         let parts = route.split(separator: " ", maxSplits: 1).map { String($0) }
@@ -167,7 +171,14 @@ struct ConsoleController {
         do {
             outcome = try await body(session, form)
         } catch let error as LatchError {
-            return refusal(session, status: Int(ErrorStatus.status(for: error.code).code), code: error.code, error.message)
+            let status = Int(ErrorStatus.status(for: error.code).code)
+            guard request.method == .post, let page else { return refusal(session, status: status, code: error.code, error.message) }
+            var view = try await page(session)
+            view.error = (error.message.hasSuffix(".") ? error.message : error.message + ".") + " Nothing was changed."
+            view.errorCode = error.code.rawValue
+            view.status = status
+            view.refill(action: request.uri.path, with: form)
+            return render(view, session: session)
         }
         switch outcome {
         case .view(let view): return render(view, session: session)

@@ -15,13 +15,13 @@ extension ConsoleController {
             }
         }
         console.post("apps") { request, context in
-            await handle(request, context, route: "POST /admin/v1/clients") { _, form in
+            await handle(request, context, route: "POST /admin/v1/clients", page: appsPage) { _, form in
                 _ = try await admin.addClient(AdminClientRequest(clientId: form["clientId"] ?? "", name: Self.optional(form["name"])))
                 return .redirect("/console/apps?done=created-app")
             }
         }
         console.post("apps/:id") { request, context in
-            await handle(request, context, route: "PATCH /admin/v1/clients/{id}") { _, form in
+            await handle(request, context, route: "PATCH /admin/v1/clients/{id}", page: appsPage) { _, form in
                 var patch = AdminClientPatch()
                 patch.redirectUris = form["redirectUris"].map { Self.lines($0) }
                 patch.postLogoutRedirectUris = form["postLogoutRedirectUris"].map { Self.lines($0) }
@@ -32,29 +32,13 @@ extension ConsoleController {
         }
         console.get("issuers") { request, context in
             await handle(request, context, route: "GET /admin/v1/issuers") { session, _ in
-                var view = View("Issuers", area: "issuers")
+                var view = try await issuersPage(session)
                 flash(&view, request)
-                var section = Section("issuers", intro: "Customer backends whose signed JWTs register and sign in users (custom federated sign-in).")
-                let mayDelete = may(session, "DELETE /admin/v1/issuers/{name}")
-                section.table = View.Table(
-                    id: "issuers-table", columns: ["Name", "Key id", "Algorithm", "Audience", "Allowed claims", "Added"],
-                    rows: try await admin.issuers().issuers.map { issuer in
-                        View.Row(
-                            id: "issuer-\(issuer.name)-\(issuer.keyId)",
-                            cells: [
-                                .init(text: issuer.name), .code(issuer.keyId), .init(text: issuer.algorithm), .code(issuer.audience),
-                                .init(text: issuer.allowedClaims.joined(separator: ", ")), .init(text: View.time(issuer.createdAt)),
-                            ],
-                            actions: mayDelete
-                                ? [.init(id: "delete-issuer-\(issuer.keyId)", label: "Delete", action: "/console/issuers/\(Self.encoded(issuer.name))/delete", danger: true, fields: ["keyId": issuer.keyId])]
-                                : [])
-                    }, empty: "No issuers yet.")
-                view.sections = [section] + [addIssuerSection(session)].compactMap { $0 }
                 return .view(view)
             }
         }
         console.post("issuers/:name/delete") { request, context in
-            await handle(request, context, route: "DELETE /admin/v1/issuers/{name}") { _, form in
+            await handle(request, context, route: "DELETE /admin/v1/issuers/{name}", page: issuersPage) { _, form in
                 try await admin.deleteIssuer(try context.parameters.require("name"), keyID: form["keyId"])
                 return .redirect("/console/issuers?done=deleted-issuer")
             }
@@ -67,7 +51,7 @@ extension ConsoleController {
             }
         }
         console.post("test-keys") { request, context in
-            await handle(request, context, route: "POST /admin/v1/test-keys") { session, form in
+            await handle(request, context, route: "POST /admin/v1/test-keys", page: testKeysPage) { session, form in
                 let created = try await admin.createTestKey(
                     AdminTestKeyRequest(keyId: Self.optional(form["keyId"]), algorithm: Self.optional(form["algorithm"])),
                     owner: session.caller.accountID)
@@ -79,7 +63,7 @@ extension ConsoleController {
             }
         }
         console.post("test-keys/:keyId/delete") { request, context in
-            await handle(request, context, route: "DELETE /admin/v1/test-keys/{keyId}") { _, _ in
+            await handle(request, context, route: "DELETE /admin/v1/test-keys/{keyId}", page: testKeysPage) { _, _ in
                 try await admin.deleteTestKey(id: try context.parameters.require("keyId"))
                 return .redirect("/console/test-keys?done=deleted-test-key")
             }
@@ -119,36 +103,13 @@ extension ConsoleController {
         }
         console.get("custom-providers") { request, context in
             await handle(request, context, route: "GET /admin/v1/custom-providers") { session, _ in
-                var view = View("Custom registration providers", area: "custom-providers")
+                var view = try await customProvidersPage(session)
                 flash(&view, request)
-                var section = Section("custom-providers", intro: "Operator services that decide one- and two-step registrations.")
-                let providers = try await services.customRegistration?.providers().customProviders ?? []
-                let mayChange = may(session, "PATCH /admin/v1/custom-providers/{id}")
-                let mayDelete = may(session, "DELETE /admin/v1/custom-providers/{id}")
-                section.table = View.Table(
-                    id: "custom-providers-table", columns: ["Id", "Name", "Flow", "Hook", "Timeout", "Allowed claims", "Enabled"],
-                    rows: providers.map {
-                        View.Row(
-                            id: "provider-\($0.id)",
-                            cells: [
-                                .code($0.id), .init(text: $0.name), .init(text: $0.flow), .code($0.hookURL), .init(text: "\($0.timeout) s"),
-                                .init(text: $0.allowedClaims.joined(separator: ", ")), .init(text: $0.enabled ? "yes" : "no"),
-                            ],
-                            actions: (mayChange
-                                ? [.init(
-                                    id: "toggle-provider-\($0.id)", label: $0.enabled ? "Disable" : "Enable",
-                                    action: "/console/custom-providers/\(Self.encoded($0.id))/enabled", fields: ["enabled": $0.enabled ? "false" : "true"])]
-                                : [])
-                                + (mayDelete
-                                    ? [.init(id: "delete-provider-\($0.id)", label: "Delete", action: "/console/custom-providers/\(Self.encoded($0.id))/delete", danger: true)]
-                                    : []))
-                    }, empty: "No providers yet.")
-                view.sections = [section] + [addCustomProviderSection(session)].compactMap { $0 }
                 return .view(view)
             }
         }
         console.post("custom-providers/:id/enabled") { request, context in
-            await handle(request, context, route: "PATCH /admin/v1/custom-providers/{id}") { _, form in
+            await handle(request, context, route: "PATCH /admin/v1/custom-providers/{id}", page: customProvidersPage) { _, form in
                 guard let custom = services.customRegistration else { throw LatchError.notFound("custom registration is not served here") }
                 guard let enabled = form["enabled"].flatMap(Bool.init) else { throw LatchError.invalidInput("enabled must be true or false") }
                 var patch = AdminCustomProviderPatch()
@@ -158,41 +119,95 @@ extension ConsoleController {
             }
         }
         console.post("custom-providers/:id/delete") { request, context in
-            await handle(request, context, route: "DELETE /admin/v1/custom-providers/{id}") { _, _ in
+            await handle(request, context, route: "DELETE /admin/v1/custom-providers/{id}", page: customProvidersPage) { _, _ in
                 guard let custom = services.customRegistration else { throw LatchError.notFound("custom registration is not served here") }
                 try await custom.deleteProvider(id: try context.parameters.require("id"))
                 return .redirect("/console/custom-providers?done=deleted-provider")
             }
         }
         console.post("upstream-idps/:id/delete") { request, context in
-            await handle(request, context, route: "DELETE /admin/v1/upstream-idps/{id}") { _, _ in
+            await handle(request, context, route: "DELETE /admin/v1/upstream-idps/{id}", page: upstreamIdPsPage) { _, _ in
                 try await admin.deleteUpstreamIdP(id: try context.parameters.require("id"))
                 return .redirect("/console/upstream-idps?done=deleted-idp")
             }
         }
         console.get("upstream-idps") { request, context in
             await handle(request, context, route: "GET /admin/v1/upstream-idps") { session, _ in
-                var view = View("Upstream identity providers", area: "upstream-idps")
+                var view = try await upstreamIdPsPage(session)
                 flash(&view, request)
-                let mayDelete = may(session, "DELETE /admin/v1/upstream-idps/{id}")
-                var section = Section("upstream-idps", intro: "OpenID providers users sign in through in the browser; register the callback URL at each.")
-                let idps = services.authorization == nil ? [] : try await admin.upstreamIdPList(issuer: issuer).upstreamIdps
-                section.table = View.Table(
-                    id: "upstream-idps-table", columns: ["Id", "Name", "Issuer", "Client", "Scopes", "Callback URL"],
-                    rows: idps.map {
-                        View.Row(
-                            id: "idp-\($0.id)",
-                            cells: [
-                                .code($0.id), .init(text: $0.displayName), .code($0.issuer), .code($0.clientId), .init(text: $0.scopes.joined(separator: " ")),
-                                .code($0.callbackURL),
-                            ],
-                            actions: mayDelete
-                                ? [.init(id: "delete-idp-\($0.id)", label: "Delete", action: "/console/upstream-idps/\(Self.encoded($0.id))/delete", danger: true)] : [])
-                    }, empty: "No upstream identity providers yet.")
-                view.sections = [section] + [addUpstreamIdPSection(session)].compactMap { $0 }
                 return .view(view)
             }
         }
+    }
+
+    func issuersPage(_ session: ConsoleSession) async throws -> View {
+        var view = View("Issuers", area: "issuers")
+        var section = Section("issuers", intro: "Customer backends whose signed JWTs register and sign in users (custom federated sign-in).")
+        let mayDelete = may(session, "DELETE /admin/v1/issuers/{name}")
+        section.table = View.Table(
+            id: "issuers-table", columns: ["Name", "Key id", "Algorithm", "Audience", "Allowed claims", "Added"],
+            rows: try await admin.issuers().issuers.map { issuer in
+                View.Row(
+                    id: "issuer-\(issuer.name)-\(issuer.keyId)",
+                    cells: [
+                        .init(text: issuer.name), .code(issuer.keyId), .init(text: issuer.algorithm), .code(issuer.audience),
+                        .init(text: issuer.allowedClaims.joined(separator: ", ")), .init(text: View.time(issuer.createdAt)),
+                    ],
+                    actions: mayDelete
+                        ? [.init(id: "delete-issuer-\(issuer.keyId)", label: "Delete", action: "/console/issuers/\(Self.encoded(issuer.name))/delete", danger: true, fields: ["keyId": issuer.keyId])]
+                        : [])
+            }, empty: "No issuers yet.")
+        view.sections = [section] + [addIssuerSection(session)].compactMap { $0 }
+        return view
+    }
+
+    func customProvidersPage(_ session: ConsoleSession) async throws -> View {
+        var view = View("Custom registration providers", area: "custom-providers")
+        var section = Section("custom-providers", intro: "Operator services that decide one- and two-step registrations.")
+        let providers = try await services.customRegistration?.providers().customProviders ?? []
+        let mayChange = may(session, "PATCH /admin/v1/custom-providers/{id}")
+        let mayDelete = may(session, "DELETE /admin/v1/custom-providers/{id}")
+        section.table = View.Table(
+            id: "custom-providers-table", columns: ["Id", "Name", "Flow", "Hook", "Timeout", "Allowed claims", "Enabled"],
+            rows: providers.map {
+                View.Row(
+                    id: "provider-\($0.id)",
+                    cells: [
+                        .code($0.id), .init(text: $0.name), .init(text: $0.flow), .code($0.hookURL), .init(text: "\($0.timeout) s"),
+                        .init(text: $0.allowedClaims.joined(separator: ", ")), .init(text: $0.enabled ? "yes" : "no"),
+                    ],
+                    actions: (mayChange
+                        ? [.init(
+                            id: "toggle-provider-\($0.id)", label: $0.enabled ? "Disable" : "Enable",
+                            action: "/console/custom-providers/\(Self.encoded($0.id))/enabled", fields: ["enabled": $0.enabled ? "false" : "true"])]
+                        : [])
+                        + (mayDelete
+                            ? [.init(id: "delete-provider-\($0.id)", label: "Delete", action: "/console/custom-providers/\(Self.encoded($0.id))/delete", danger: true)]
+                            : []))
+            }, empty: "No providers yet.")
+        view.sections = [section] + [addCustomProviderSection(session)].compactMap { $0 }
+        return view
+    }
+
+    func upstreamIdPsPage(_ session: ConsoleSession) async throws -> View {
+        var view = View("Upstream identity providers", area: "upstream-idps")
+        let mayDelete = may(session, "DELETE /admin/v1/upstream-idps/{id}")
+        var section = Section("upstream-idps", intro: "OpenID providers users sign in through in the browser; register the callback URL at each.")
+        let idps = services.authorization == nil ? [] : try await admin.upstreamIdPList(issuer: issuer).upstreamIdps
+        section.table = View.Table(
+            id: "upstream-idps-table", columns: ["Id", "Name", "Issuer", "Client", "Scopes", "Callback URL"],
+            rows: idps.map {
+                View.Row(
+                    id: "idp-\($0.id)",
+                    cells: [
+                        .code($0.id), .init(text: $0.displayName), .code($0.issuer), .code($0.clientId), .init(text: $0.scopes.joined(separator: " ")),
+                        .code($0.callbackURL),
+                    ],
+                    actions: mayDelete
+                        ? [.init(id: "delete-idp-\($0.id)", label: "Delete", action: "/console/upstream-idps/\(Self.encoded($0.id))/delete", danger: true)] : [])
+            }, empty: "No upstream identity providers yet.")
+        view.sections = [section] + [addUpstreamIdPSection(session)].compactMap { $0 }
+        return view
     }
 
     func appsPage(_ session: ConsoleSession) async throws -> View {
@@ -281,7 +296,7 @@ extension ConsoleController {
             }
         }
         console.post("admins") { request, context in
-            await handle(request, context, route: "POST /admin/v1/admins", dangerous: true) { session, form in
+            await handle(request, context, route: "POST /admin/v1/admins", dangerous: true, page: adminsPage) { session, form in
                 guard let role = AdminRole(rawValue: form["role"] ?? "") else { throw LatchError.invalidInput("role must be owner, admin, support or auditor") }
                 let account = try await admin.createAdminAccount(AdminAccountRequest(username: form["username"] ?? "", role: role), caller: session.caller)
                 return .view(try await enrollmentView(session, accountID: account.id, created: true))
@@ -293,14 +308,14 @@ extension ConsoleController {
             }
         }
         console.post("admins/:id/delete") { request, context in
-            await handle(request, context, route: "DELETE /admin/v1/admins/{id}", dangerous: true) { session, form in
+            await handle(request, context, route: "DELETE /admin/v1/admins/{id}", dangerous: true, page: adminsPage) { session, form in
                 try await admin.deleteAdminAccount(
                     id: try context.parameters.require("id"), caller: session.caller, force: false, deleteOwned: form["deleteOwned"] == "true")
                 return .redirect("/console/admins?done=deleted-admin")
             }
         }
         console.post("tokens") { request, context in
-            await handle(request, context, route: "POST /admin/v1/tokens", dangerous: true) { session, form in
+            await handle(request, context, route: "POST /admin/v1/tokens", dangerous: true, page: adminsPage) { session, form in
                 guard let days = Int64(form["days"] ?? "90"), (1...366).contains(days) else { throw LatchError.invalidInput("the lifetime must be 1–366 days") }
                 let role = try (form["role"].flatMap { $0.isEmpty ? nil : $0 }).map {
                     guard let role = AdminRole(rawValue: $0) else { throw LatchError.invalidInput("role must be owner, admin, support or auditor") }
@@ -319,7 +334,7 @@ extension ConsoleController {
             }
         }
         console.post("tokens/:id/revoke") { request, context in
-            await handle(request, context, route: "DELETE /admin/v1/tokens/{id}") { session, _ in
+            await handle(request, context, route: "DELETE /admin/v1/tokens/{id}", page: adminsPage) { session, _ in
                 try await admin.revokeAdminToken(id: try context.parameters.require("id"), caller: session.caller, force: false)
                 return .redirect("/console/admins?done=revoked-token")
             }

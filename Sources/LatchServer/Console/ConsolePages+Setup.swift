@@ -9,7 +9,7 @@ import LatchModel
 extension ConsoleController {
     func addSetup(to console: RouterGroup<LatchRequestContext>) {
         console.post("issuers") { request, context in
-            await handle(request, context, route: "POST /admin/v1/issuers") { _, form in
+            await handle(request, context, route: "POST /admin/v1/issuers", page: issuersPage) { _, form in
                 _ = try await admin.addIssuer(
                     AdminIssuerRequest(
                         name: form["name"] ?? "", keyId: form["keyId"] ?? "", publicKey: form["publicKey"] ?? "",
@@ -19,7 +19,7 @@ extension ConsoleController {
             }
         }
         console.post("upstream-idps") { request, context in
-            await handle(request, context, route: "POST /admin/v1/upstream-idps") { _, form in
+            await handle(request, context, route: "POST /admin/v1/upstream-idps", page: upstreamIdPsPage) { _, form in
                 guard services.authorization != nil else { throw LatchError.notFound("browser sign-in is not served here") }
                 _ = try await admin.addUpstreamIdP(
                     AdminUpstreamIdPRequest(
@@ -32,7 +32,7 @@ extension ConsoleController {
             }
         }
         console.post("custom-providers") { request, context in
-            await handle(request, context, route: "POST /admin/v1/custom-providers") { _, form in
+            await handle(request, context, route: "POST /admin/v1/custom-providers", page: customProvidersPage) { _, form in
                 guard let custom = services.customRegistration else { throw LatchError.notFound("custom registration is not served here") }
                 _ = try await custom.createProvider(
                     AdminCustomProviderRequest(
@@ -45,13 +45,13 @@ extension ConsoleController {
             }
         }
         console.post("apps/:id/evidence") { request, context in
-            await handle(request, context, route: "PATCH /admin/v1/clients/{id}") { _, form in
+            await handle(request, context, route: "PATCH /admin/v1/clients/{id}", page: appsPage) { _, form in
                 _ = try await admin.patchClient(id: try context.parameters.require("id"), try Self.evidencePatch(form))
                 return .redirect("/console/apps?done=saved-evidence")
             }
         }
         console.post("apps/:id/signing-certificates") { request, context in
-            await handle(request, context, route: "POST /admin/v1/clients/{id}/signing-certificates") { session, form in
+            await handle(request, context, route: "POST /admin/v1/clients/{id}/signing-certificates", page: appsPage) { session, form in
                 _ = try await admin.addSigningCertificate(
                     clientID: try context.parameters.require("id"), AdminSigningCertificateRequest(sha256: form["sha256"] ?? ""),
                     owner: session.caller.accountID)
@@ -59,7 +59,7 @@ extension ConsoleController {
             }
         }
         console.post("apps/:id/signing-certificates/:sha256/delete") { request, context in
-            await handle(request, context, route: "DELETE /admin/v1/clients/{id}/signing-certificates/{sha256}") { _, _ in
+            await handle(request, context, route: "DELETE /admin/v1/clients/{id}/signing-certificates/{sha256}", page: appsPage) { _, _ in
                 try await admin.deleteSigningCertificate(clientID: try context.parameters.require("id"), sha256: try context.parameters.require("sha256"))
                 return .redirect("/console/apps?done=deleted-certificate")
             }

@@ -101,6 +101,23 @@ struct ConsoleView {
         var next: String?
     }
 
+    /// Puts `posted` back into the forms posting to `action` — what the admin typed, after a refusal — except
+    /// password fields (secrets are not sent back) and hidden ones (the page's own).
+    mutating func refill(action: String, with posted: [String: String]) {
+        for s in sections.indices {
+            for f in sections[s].forms.indices where sections[s].forms[f].action == action {
+                for i in sections[s].forms[f].fields.indices {
+                    let field = sections[s].forms[f].fields[i]
+                    switch field.kind {
+                    case .hidden, .text(type: "password"): continue
+                    case .checkbox: sections[s].forms[f].fields[i].value = posted[field.name] == "true" ? "true" : ""
+                    default: sections[s].forms[f].fields[i].value = posted[field.name] ?? ""
+                    }
+                }
+            }
+        }
+    }
+
     struct Section {
         var id: String
         var heading: String?
