@@ -179,4 +179,67 @@ extension ConsoleTests {
             #expect(try await app() == saved)
         }
     }
+
+    @Test("Login issuers in the console: one added with a static key (as rendered) and used to log in; a consumer logged out everywhere; a resource server's secret shown once; deletions; refusals refill the form")
+    func loginIssuers() async throws {
+        let deployment = try await Deployment.make()
+        try await deployment.run { client in
+            let owner = try await Self.enroll(client, username: "olivia", role: .owner)
+            let page = try await Self.page(client, "/console/login-issuers", cookie: owner.cookie)
+            #expect(page.status == .ok && page.text.contains("No login issuers yet."))
+            let added = try await Self.post(
+                client, "/console/login-issuers", cookie: owner.cookie,
+                try Self.rendered(
+                    page.text, form: "add-login-issuer",
+                    ["issuerId": "bank", "audience": IssuerLoginFlowTests.bankAudience, "kid": "b1",
+                     "publicKey": IssuerLoginFlowTests.bankKey.publicKey.pemRepresentation, "allowedScopes": "payments"]))
+            #expect(added.status == .seeOther && added.headers[.location] == "/console/login-issuers?done=added-login-issuer", "\(added.text.prefix(400))")
+            let issuers = try await client.admin(.get, "/admin/v1/login-issuers").decode(AdminLoginIssuerList.self).loginIssuers
+            #expect(issuers.map(\.issuerId) == ["bank"] && issuers.first?.keys.first?.algorithm == "ES256" && issuers.first?.allowedScopes == ["payments"])
+            // Its token logs consumer c-1 in; the console logs c-1 out of bank everywhere.
+            let login = try await client.postForm(
+                "/oauth2/token", [("grant_type", GrantType.issuerLogin), ("issuer_token", try IssuerLoginFlowTests.bankToken(client, ["c-1"]))])
+            #expect(login.status == .ok, "\(login.text.prefix(300))")
+            let listed = try await Self.page(client, "/console/login-issuers", cookie: owner.cookie).text
+            #expect(listed.contains("login-issuer-bank") && listed.contains("b1 (ES256)"))
+            let empty = try await Self.post(client, "/console/login-issuers/bank/logout-all", cookie: owner.cookie, [("csrf", owner.csrf), ("consumerId", "")])
+            #expect(empty.status == .badRequest && empty.text.contains("consumerId is required") && empty.text.contains("<title>Login issuers"))
+            let loggedOut = try await Self.post(
+                client, "/console/login-issuers/bank/logout-all", cookie: owner.cookie, try Self.rendered(listed, form: "logout-all-bank", ["consumerId": "c-1"]))
+            #expect(loggedOut.status == .seeOther && loggedOut.headers[.location] == "/console/login-issuers?done=consumer-logged-out")
+            let refreshToken = try login.decode(TokenResponse.self).refreshToken
+            #expect(try await client.refresh(refreshToken).code == "invalid_grant")
+
+            // A resource server: its secret shown once.
+            let created = try await Self.post(client, "/console/resource-servers", cookie: owner.cookie, [("csrf", owner.csrf), ("name", "Payments API")])
+            let secret = try #require(
+                created.text.range(of: #"<pre id="created-resource-server-secret">"#).map { String(created.text[$0.upperBound...].prefix { $0 != "<" }) })
+            #expect(!secret.isEmpty && created.text.contains("Resource server Payments API created"))
+            let again = try await Self.page(client, "/console/login-issuers", cookie: owner.cookie).text
+            #expect(again.contains("Payments API") && !again.contains(secret))
+            let servers = try await client.admin(.get, "/admin/v1/resource-servers").decode(AdminResourceServerList.self).resourceServers
+            #expect(servers.count == 1)
+            for type in ["admin.login_issuers.create", "admin.resource_servers.create"] {
+                #expect(try await Self.records(client, type).first?.actor.hasPrefix("admin:\(owner.accountID)/cs_") == true, "\(type)")
+            }
+
+            // A refused add refills the form (not the key's absence of a secret: there is none here).
+            let refused = try await Self.post(
+                client, "/console/login-issuers", cookie: owner.cookie, [("csrf", owner.csrf), ("issuerId", "card"), ("audience", "not a url")])
+            #expect((400..<500).contains(Int(refused.status.code)) && refused.text.contains("Nothing was changed."))
+            #expect(try Self.rendered(refused.text, form: "add-login-issuer").contains { $0 == ("issuerId", "card") })
+
+            // Deletions; an auditor reads the page but is offered no change.
+            let auditor = try await Self.enroll(client, username: "ada", role: .auditor)
+            let read = try await Self.page(client, "/console/login-issuers", cookie: auditor.cookie)
+            #expect(read.status == .ok && read.text.contains("login-issuer-bank"))
+            #expect(!read.text.contains("add-login-issuer") && !read.text.contains("delete-login-issuer-bank") && !read.text.contains("logout-all-bank"))
+            #expect(try await Self.post(client, "/console/login-issuers/bank/delete", cookie: auditor.cookie, [("csrf", auditor.csrf)]).status == .forbidden)
+            let server = try #require(servers.first)
+            #expect(try await Self.post(client, "/console/resource-servers/\(server.clientId)/delete", cookie: owner.cookie, [("csrf", owner.csrf)]).status == .seeOther)
+            #expect(try await Self.post(client, "/console/login-issuers/bank/delete", cookie: owner.cookie, [("csrf", owner.csrf)]).status == .seeOther)
+            #expect(try await client.admin(.get, "/admin/v1/login-issuers").decode(AdminLoginIssuerList.self).loginIssuers.isEmpty)
+            #expect(try await client.admin(.get, "/admin/v1/resource-servers").decode(AdminResourceServerList.self).resourceServers.isEmpty)
+        }
+    }
 }

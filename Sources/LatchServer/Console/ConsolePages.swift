@@ -13,6 +13,7 @@ extension ConsoleController {
         addUsers(to: console)
         addConfiguration(to: console)
         addSetup(to: console)
+        addIssuerLogin(to: console)
         addAdmins(to: console)
         console.get("audit") { request, context in
             await handle(request, context, route: "GET /admin/v1/audit") { _, _ in .view(try await auditPage(request)) }
@@ -34,6 +35,8 @@ extension ConsoleController {
         "deleted-provider": "The provider was deleted.", "deleted-idp": "The upstream identity provider was deleted.", "revoked-token": "The token was revoked.", "deleted-admin": "The admin account was deleted.",
         "added-issuer": "The issuer key was added.", "added-idp": "The upstream identity provider was added: register its callback URL there.",
         "added-provider": "The provider was added.", "saved-evidence": "The app's device-evidence settings were saved.",
+        "added-login-issuer": "The login issuer was added.", "deleted-login-issuer": "The login issuer was deleted.",
+        "consumer-logged-out": "Every session of the consumer with that issuer was revoked.", "deleted-resource-server": "The resource server was deleted.",
         "added-certificate": "The signing certificate was added.", "deleted-certificate": "The signing certificate was deleted.",
         "rotated": "A new signing key is active; the previous one stays published until the tokens it signed expire.",
     ]

@@ -141,6 +141,7 @@ struct ConsoleView {
     static let navigation: [(id: String, label: String, href: String, route: String)] = [
         ("overview", "Overview", "/console", "GET /admin/v1/users"), ("users", "Users", "/console/users", "GET /admin/v1/users"),
         ("apps", "Apps", "/console/apps", "GET /admin/v1/clients"), ("issuers", "Issuers", "/console/issuers", "GET /admin/v1/issuers"),
+        ("login-issuers", "Login issuers", "/console/login-issuers", "GET /admin/v1/login-issuers"),
         ("test-keys", "Test keys", "/console/test-keys", "GET /admin/v1/test-keys"),
         ("signing-keys", "Signing keys", "/console/signing-keys", "GET /admin/v1/client-config"),
         ("custom-providers", "Custom registration", "/console/custom-providers", "GET /admin/v1/custom-providers"),
