@@ -115,11 +115,7 @@ extension PostgresStore: SessionStore {
         let user = try Self.user((row.14, row.15, row.16, row.17, row.18, row.19, row.20))
         if outcome == .reuseDetected {
             session.revokedAt = now
-            let revoked = session
-            try await write { unit in
-                _ = unit.revokeSession(id: sessionID, at: now)
-                if let recordingReuse { unit.record(recordingReuse(revoked)) }
-            }
+            try await revokeReusedFamily(session, at: now, recording: recordingReuse)
         }
         return (outcome, session, user)
     }

@@ -24,7 +24,8 @@ The walk, in one browser profile unless said otherwise:
    6. apps: edit the default app's callback URIs (08-apps.png), add an app; the XSS app's name shows literally;
       the new app's device evidence (an iOS App ID) saved; an issuer key (a fresh P-256 public key), an upstream
       identity provider (its client secret never shown again) and a custom registration provider added through the
-      console's forms — each confirmed through the admin API;
+      console's forms — each confirmed through the admin API; a login issuer (the same key) and a resource server
+      (its introspection secret shown once) on the Login issuers page;
    7. signing keys: rotate (09-signing-keys.png); the JWKS (from the discovery document) gains the new kid;
    8. admins: the XSS account's name shows literally, no alert; create an `auditor` admin (10-admins.png: its
       enrollment link), which a second browser enrolls and signs in with: it is offered no change and refused the
@@ -664,6 +665,33 @@ def walk(args, results, browsers):
     results.check(status == 200 and body.get("flow") == "two_step" and body.get("enabled") is True,
                   "6b: GET /admin/v1/custom-providers/%s: %s %r" % (provider_id, status, body))
 
+    login_issuer = "walk-bank-" + tag
+    click_and_load(driver, "nav-login-issuers", "the login issuers page")
+    results.check(title(driver) == "Login issuers", "6b: the login issuers page's title is %r" % title(driver))
+    fill(driver, "add-login-issuer-issuerId", login_issuer)
+    fill(driver, "add-login-issuer-audience", "https://latch.walk/issuers/" + login_issuer)
+    fill(driver, "add-login-issuer-kid", "walk-b1")
+    fill(driver, "add-login-issuer-publicKey", issuer_key)
+    fill(driver, "add-login-issuer-allowedScopes", "payments")
+    click_and_load(driver, "add-login-issuer-submit", "adding a login issuer")
+    flash_is(driver, results, "The login issuer was added.", "6b: add login issuer")
+    page_ok(driver, results, issuer, "6b: add login issuer")
+    status, body = api.get("/admin/v1/login-issuers")
+    added = [i for i in (body or {}).get("loginIssuers", []) if i.get("issuerId") == login_issuer]
+    results.check(len(added) == 1 and [k.get("kid") for k in added[0].get("keys", [])] == ["walk-b1"] and added[0].get("allowedScopes") == ["payments"],
+                  "6b: GET /admin/v1/login-issuers shows %r" % added)
+    fill(driver, "add-resource-server-name", "Walk API")
+    click_and_load(driver, "add-resource-server-submit", "creating a resource server")
+    shown = driver.find_elements(By.ID, "created-resource-server-secret")
+    server_secret = shown[0].text.strip() if shown else ""
+    results.check(len(server_secret) >= 20, "6b: the resource server's secret is not shown once (%r)" % server_secret)
+    driver.get(issuer + "/console/login-issuers")
+    wait_for_title(driver, "Login issuers", "the login issuers page again")
+    results.check(server_secret and server_secret not in driver.page_source, "6b: the resource server's secret is shown again")
+    status, body = api.get("/admin/v1/resource-servers")
+    servers = [r for r in (body or {}).get("resourceServers", []) if r.get("name") == "Walk API"]
+    results.check(len(servers) == 1, "6b: GET /admin/v1/resource-servers shows %r" % servers)
+
     # 7. Signing keys: rotate; the JWKS gains the new kid and keeps the old.
     status, discovery = api.get("/.well-known/openid-configuration")
     jwks_uri = discovery.get("jwks_uri", "") if isinstance(discovery, dict) else ""
@@ -834,7 +862,7 @@ def walk(args, results, browsers):
     for kind in ["admin.console.signin", "admin.passkeys.create", "admin.test_keys.create", "admin.test_keys.delete", "admin.clients.update",
                  "admin.clients.create", "admin.signing_keys.rotate", "admin.admins.create", "admin.tokens.create", "admin.tokens.delete",
                  "admin.admins.delete", "admin.console.signout", "admin.issuers.create", "admin.upstream_idps.create",
-                 "admin.custom_providers.create"]:
+                 "admin.custom_providers.create", "admin.login_issuers.create", "admin.resource_servers.create"]:
         results.check(kind in by_console, "10: no %s record by %s (the console's records: %r)" % (kind, actor_prefix, sorted(by_console)))
     for kind in ["user.sessions_revoked", "user.deleted"]:
         found = [r for r in api.audit(type=kind, subject=oob_user) if r.get("actor", "").startswith(actor_prefix)]

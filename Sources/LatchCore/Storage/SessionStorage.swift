@@ -136,11 +136,19 @@ extension SessionStore where Self: UnitOfWork {
             return SessionUpdate(session: update.session, result: (update.result, update.session ?? session, user))
         }
         guard let decided, decided.0 == .reuseDetected else { return decided }
-        try await write { unit in
-            _ = unit.revokeSession(id: sessionID, at: now)
-            if let recordingReuse { unit.record(recordingReuse(decided.1)) }
-        }
+        try await revokeReusedFamily(decided.1, at: now, recording: recordingReuse)
         return decided
+    }
+}
+
+extension UnitOfWork {
+    /// Revokes the session a reused refresh token belongs to, with the record `recording` makes of it, in one unit
+    /// (for stores whose rotation decides reuse without writing).
+    public func revokeReusedFamily(_ revoked: Session, at now: Int64, recording: ReuseRecord?) async throws {
+        try await write { unit in
+            _ = unit.revokeSession(id: revoked.id, at: now)
+            if let recording { unit.record(recording(revoked)) }
+        }
     }
 }
 
