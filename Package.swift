@@ -9,7 +9,7 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "latch",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .executable(name: "latch", targets: ["latch"]),
         .library(name: "LatchModel", targets: ["LatchModel"]),
@@ -28,6 +28,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -62,8 +63,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // CBOR (RFC 8949) for attestation objects and COSE keys: a strict decoder of untrusted bytes and a
-        // deterministic encoder. No dependencies.
-        .target(name: "LatchCBOR", swiftSettings: swiftSettings),
+        // deterministic encoder. Only LatchModel (its UTF-8 check, which runs on iOS 16).
+        .target(name: "LatchCBOR", dependencies: ["LatchModel"], swiftSettings: swiftSettings),
         // QR codes (ISO/IEC 18004: byte mode, levels L–H, versions 1–40, mask selection) rendered as PNG, for
         // out-of-band enrollment. No dependencies; tested by decoding with zbarimg.
         .target(name: "LatchQR", swiftSettings: swiftSettings),
@@ -88,6 +89,7 @@ let package = Package(
                 "LatchModel", "LatchJOSE", "LatchAttestation", "LatchQR", "LatchHookKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
@@ -126,6 +128,7 @@ let package = Package(
             name: "LatchServer",
             dependencies: [
                 "LatchModel", "LatchJOSE", "LatchCore",
+                .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),

@@ -37,10 +37,13 @@ do {
     print("signed in as", try await client.userClaim("username")?.stringValue ?? "?")
 
     try await client.signOut()
-} catch UserClientError.insufficientAuthentication(let maxAge) {
-    print("sign in again (needs a sign-in within \(maxAge) s)")
-} catch UserClientError.notSignedIn {
-    print("the session ended; sign in again")
+} catch let error as UserClientError {
+    // Decide on the stable code; `default` keeps this compiling when a release adds codes.
+    switch error.code {
+    case .insufficientAuthentication: print("sign in again (needs a sign-in within \(error.maxAge ?? 0) s)")
+    case .notSignedIn: print("the session ended; sign in again")
+    default: print("error \(error.code):", error)
+    }
 } catch {
     print("error:", error)
 }

@@ -20,7 +20,6 @@ import LatchHookKit
 import LatchModel
 import Logging
 import NIOCore
-import Synchronization
 
 let environment = ProcessInfo.processInfo.environment
 
@@ -43,7 +42,7 @@ struct Invitations {
     var completed: [String: HookResponse] = [:]
 }
 
-let invitations = Mutex(Invitations(unused: codes))
+let invitations = Locked(Invitations(unused: codes))
 let replays = HookReplayGuard()
 
 /// The answer to one verified request.

@@ -22,7 +22,6 @@ import LatchHookKit
 import LatchModel
 import Logging
 import NIOCore
-import Synchronization
 
 let environment = ProcessInfo.processInfo.environment
 
@@ -61,7 +60,7 @@ struct Transaction {
     var final: HookResponse?
 }
 
-let transactions = Mutex([String: Transaction]())
+let transactions = Locked([String: Transaction]())
 let replays = HookReplayGuard()
 
 @Sendable func newCode() -> String {

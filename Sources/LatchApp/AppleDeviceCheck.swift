@@ -5,7 +5,6 @@ import LatchJOSE
 import LatchModel
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 /// Apple's DeviceCheck server API over HTTPS (async-http-client): `POST /v1/validate_device_token`,
 /// `/v1/query_two_bits`, `/v1/update_two_bits`, each with `Authorization: Bearer <ES256 JWT {kid} {iss: team id,
@@ -19,7 +18,7 @@ final class AppleDeviceCheck: DeviceCheckAPI {
     let clock: LatchClock
     let random: RandomSource
     /// Signed authentication tokens by team and key, reused for 20 minutes (Apple accepts them for an hour).
-    private let tokens = Mutex<[String: (token: String, issuedAt: Int64)]>([:])
+    private let tokens = Locked<[String: (token: String, issuedAt: Int64)]>([:])
 
     init(productionURL: String, developmentURL: String, timeoutSeconds: Int64, client: HTTPClient = .shared, clock: LatchClock, random: RandomSource) {
         self.productionURL = productionURL

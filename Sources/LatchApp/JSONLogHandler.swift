@@ -1,7 +1,6 @@
 import Foundation
 import LatchModel
 import Logging
-import Synchronization
 
 /// Structured logs (`log.format=json`): one JSON object per line — `time` (RFC 3339, UTC, milliseconds), `level`,
 /// `label`, `message`, `source`, and every metadata value (the request id Hummingbird attaches as `hb.request.id`

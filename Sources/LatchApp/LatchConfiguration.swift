@@ -4,7 +4,6 @@ import LatchCore
 import LatchJOSE
 import Logging
 import LatchModel
-import Synchronization
 
 /// Every setting of a Latch deployment, in one place.
 ///
@@ -532,7 +531,7 @@ final class ConfigurationAudit: AccessReporter {
     }
 
     private let configFile: String?
-    private let entries = Mutex<[(key: String, entry: Entry)]>([])
+    private let entries = Locked<[(key: String, entry: Entry)]>([])
 
     init(configFile: String?) { self.configFile = configFile }
 

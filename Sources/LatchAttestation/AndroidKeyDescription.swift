@@ -73,6 +73,7 @@
 //   - The order of SET OF members is not checked (swift-asn1 does not check it either); the
 //     encoder writes DER order. Repeated members of an INTEGER SET collapse into one.
 
+import LatchModel
 import SwiftASN1
 
 // MARK: - Errors
@@ -222,7 +223,7 @@ extension AndroidKeyDescription {
 
         /// `packageName` decoded as UTF-8, or nil when it is not valid UTF-8.
         public var packageNameString: String? {
-            String(validating: self.packageName, as: UTF8.self)
+            String(validatingUTF8: self.packageName)
         }
     }
 

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import LatchModel
-import Synchronization
 import SwiftASN1
 import X509
 
@@ -95,7 +94,7 @@ public final class CertificateChainValidator: Sendable {
 
     let anchors: TrustAnchors
     let rules: Rules
-    private let cache = Mutex<[Data: Window]>([:])
+    private let cache = Locked<[Data: Window]>([:])
     static let cacheLimit = 1024
 
     /// The critical extensions this validator understands.

@@ -1,3 +1,5 @@
+import LatchModel
+
 /// Why bytes are not an acceptable CBOR item: where, and what.
 public struct CBORError: Error, Equatable, CustomStringConvertible {
     /// Byte offset of the problem.
@@ -107,7 +109,7 @@ public struct CBORDecoder {
             let content = Array(bytes[index..<(index + count)])
             index += count
             if major == 2 { return .bytes(content) }
-            guard let text = String(validating: content, as: UTF8.self) else { throw failure("a text string is not UTF-8", at: start) }
+            guard let text = String(validatingUTF8: content) else { throw failure("a text string is not UTF-8", at: start) }
             return .text(text)
         case 4:
             guard depth < limits.maximumDepth else { throw failure("nested deeper than \(limits.maximumDepth)", at: start) }

@@ -26,6 +26,9 @@ public enum NotSignedInCause: Sendable, Hashable {
     case deregistered
     /// `reset()`.
     case reset
+    /// The device sign-in key registered here cannot be used on this device (a backup restored onto another device):
+    /// the local registration was removed; register again.
+    case deviceKeyLost
 }
 
 /// The tokens of a signed-in session, with their expiry as the server stated it.

@@ -8,28 +8,46 @@ import LatchModel
 extension UserClient {
     /// Registers with an App Attest key: a new Secure Enclave key attested over SHA-256 of the challenge. The user
     /// then signs in with ``signInWithAppAttest(_:)``. Returns the username.
+    ///
+    /// One key per registration: a key made but not attested (Apple's service was unreachable, say) is attested on the
+    /// next try rather than replaced; a key once attested is never attested again (App Attest refuses that), so a
+    /// registration refused after attestation makes a new key next time.
+    /// - Throws: ``UserClientError/Code/unsupportedDevice`` where App Attest is not available (the simulator): fall
+    ///   back to ``registerWithDeviceCheck(_:buildType:vendorId:registrationId:)`` or another registration.
     @discardableResult
     public func registerWithAppAttest(_ provider: any AppAttestProvider, registrationId: String? = nil) async throws(UserClientError) -> String {
         guard !isRegistered() else { throw .alreadyRegistered }
+        guard provider.isSupported else { throw .platform(.unsupportedDevice, "this device does not support App Attest") }
         let challenge = try await registrationChallenge(.appAttest)
         let keyID: String
+        if let pending = load(String.self, Item.pendingAppAttestKey) {
+            keyID = pending
+        } else {
+            keyID = try await Self.attesting { try await provider.generateKey() }
+            try save(keyID, Item.pendingAppAttestKey)
+        }
         let attestation: Data
         do {
-            keyID = try await provider.generateKey()
-            attestation = try await provider.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8))))
+            attestation = try await Self.attesting {
+                try await provider.attestKey(keyID, clientDataHash: Data(SHA256.hash(data: Data(challenge.utf8))))
+            }
         } catch {
-            throw .invalidInput("App Attest failed on this device: \(error)")
+            // A key App Attest no longer knows (restored onto another device) or refused: the next try makes a new one.
+            if error.code == .deviceKeyLost || error.code == .invalidInput || error.code == .attestationFailed { remove(Item.pendingAppAttestKey) }
+            throw error
         }
+        // Attested: this key cannot be attested again, whatever the server answers.
+        remove(Item.pendingAppAttestKey)
         let request = RegistrationRequest(
             challengeType: .appAttest, answer: attestation.base64EncodedString(), registrationId: registrationId ?? UUID().uuidString.lowercased(),
             challenge: challenge, keyId: keyID)
-        return try await sendRegistration(request, deviceKeyPEM: nil, deviceKeyID: keyID)
+        return try await sendRegistration(request, deviceKey: nil, deviceKeyID: keyID)
     }
 
     /// Signs in with the App Attest key registered here: a sign-in nonce, embedded in client data the key asserts.
     @discardableResult
     public func signInWithAppAttest(_ provider: any AppAttestProvider) async throws(UserClientError) -> AuthenticationTokens {
-        guard let registration = load(Registration.self, Item.registration), registration.type == .appAttest, let keyID = registration.deviceKeyId else {
+        guard let registration = try read(Registration.self, Item.registration), registration.type == .appAttest, let keyID = registration.deviceKeyId else {
             throw .notRegistered
         }
         setStatus(.signingIn)
@@ -46,9 +64,12 @@ extension UserClient {
             let clientData = Data(writer.bytes)
             let assertion: Data
             do {
-                assertion = try await provider.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: clientData)))
+                assertion = try await Self.attesting { try await provider.generateAssertion(keyID, clientDataHash: Data(SHA256.hash(data: clientData))) }
             } catch {
-                throw UserClientError.invalidInput("App Attest could not assert: \(error)")
+                guard error.code == .deviceKeyLost else { throw error }
+                // App Attest keys never leave their device: after a restore onto another one the registration is useless.
+                forgetLostRegistration()
+                throw error
             }
             let response = try await send(
                 "POST", "oauth2/token",
@@ -86,7 +107,7 @@ extension UserClient {
             challengeType: .androidKey, answer: answer, registrationId: registrationId ?? UUID().uuidString.lowercased(),
             publicKey: RegistrationPublicKey(keyId: keyID, algorithm: key.algorithm.rawValue, publicKey: key.publicKey.pemRepresentation),
             challenge: challenge)
-        return try await sendRegistration(request, deviceKeyPEM: key.pemRepresentation, deviceKeyID: keyID)
+        return try await sendRegistration(request, deviceKey: key.storedRepresentation, deviceKeyID: keyID)
     }
 
     /// Registers a new device key with a Play Integrity token whose request hash binds the challenge and the key
@@ -108,7 +129,7 @@ extension UserClient {
             challengeType: .playIntegrity, answer: token, registrationId: registrationId ?? UUID().uuidString.lowercased(),
             publicKey: RegistrationPublicKey(keyId: keyID, algorithm: key.algorithm.rawValue, publicKey: key.publicKey.pemRepresentation),
             packageName: provider.packageName, challenge: challenge)
-        return try await sendRegistration(request, deviceKeyPEM: key.pemRepresentation, deviceKeyID: keyID)
+        return try await sendRegistration(request, deviceKey: key.storedRepresentation, deviceKeyID: keyID)
     }
 
     /// The build a DeviceCheck token comes from: `debug` tokens are checked on Apple's development host.
@@ -129,10 +150,52 @@ extension UserClient {
             challengeType: .deviceCheck, answer: token.base64EncodedString(), registrationId: registrationId ?? UUID().uuidString.lowercased(),
             publicKey: RegistrationPublicKey(keyId: keyID, algorithm: key.algorithm.rawValue, publicKey: key.publicKey.pemRepresentation),
             buildType: buildType.rawValue, vendorId: vendorId)
-        return try await sendRegistration(request, deviceKeyPEM: key.pemRepresentation, deviceKeyID: keyID)
+        return try await sendRegistration(request, deviceKey: key.storedRepresentation, deviceKeyID: keyID)
+    }
+
+    /// Registers this device with App Attest where it is supported, else with a DeviceCheck token (one registration
+    /// per device), else fails with ``UserClientError/Code/unsupportedDevice``. Returns the username.
+    @discardableResult
+    public func registerAttestedDevice(
+        appAttest: any AppAttestProvider, deviceCheck: (any DeviceCheckTokenProvider)?, buildType: BuildType, vendorId: String? = nil
+    ) async throws(UserClientError) -> String {
+        if appAttest.isSupported { return try await registerWithAppAttest(appAttest) }
+        guard let deviceCheck, deviceCheck.isSupported else {
+            throw .platform(.unsupportedDevice, "this device supports neither App Attest nor DeviceCheck")
+        }
+        return try await registerWithDeviceCheck(deviceCheck, buildType: buildType, vendorId: vendorId)
+    }
+
+    /// Registers a new device key with a token `provider` makes (``DeviceCheckDevice`` on Apple devices).
+    @discardableResult
+    public func registerWithDeviceCheck(
+        _ provider: any DeviceCheckTokenProvider, buildType: BuildType, vendorId: String?, registrationId: String? = nil
+    ) async throws(UserClientError) -> String {
+        guard provider.isSupported else { throw .platform(.unsupportedDevice, "this device does not support DeviceCheck") }
+        let token = try await Self.attesting { try await provider.generateToken() }
+        return try await registerWithDeviceCheck(token: token, buildType: buildType, vendorId: vendorId, registrationId: registrationId)
     }
 
     // MARK: Shared steps
+
+    /// A platform attestation call: its ``UserClientError`` as it is, any other error as ``UserClientError/Code/attestationFailed``.
+    static func attesting<T>(_ body: () async throws -> T) async throws(UserClientError) -> T {
+        do {
+            return try await body()
+        } catch let error as UserClientError {
+            throw error
+        } catch {
+            throw .platform(.attestationFailed, "the device could not attest: \(error)", underlying: error)
+        }
+    }
+
+    /// Forgets a registration whose key this device cannot use any more (and the session bound to it), so the app can
+    /// register again; the status says why.
+    func forgetLostRegistration() {
+        remove(Item.registration)
+        remove(Item.tokens)
+        setStatus(.notSignedIn(.deviceKeyLost))
+    }
 
     func registrationChallenge(_ type: ChallengeType) async throws(UserClientError) -> String {
         let response = try await send("POST", "v1/registrations/challenge", json: RegistrationChallengeRequest(challengeType: type))
@@ -150,14 +213,14 @@ extension UserClient {
         return challenge
     }
 
-    func newDeviceKey() throws(UserClientError) -> PrivateKey {
-        guard let key = try? PrivateKey.generate(deviceKeyAlgorithm) else { throw .invalidConfiguration("cannot make a device key") }
-        return key
+    /// A new device sign-in key (in the Secure Enclave where the provider has one).
+    func newDeviceKey() throws(UserClientError) -> any DeviceSigningKey {
+        try keyProvider.makeKey(deviceKeyAlgorithm)
     }
 
     /// Sends a registration and keeps what sign-in needs. A refused or lost answer leaves nothing: the evidence
     /// bound a single-use challenge, so a retry starts with a new one.
-    func sendRegistration(_ request: RegistrationRequest, deviceKeyPEM: String?, deviceKeyID: String) async throws(UserClientError) -> String {
+    func sendRegistration(_ request: RegistrationRequest, deviceKey: String?, deviceKeyID: String) async throws(UserClientError) -> String {
         let response = try await send("POST", "v1/registrations", json: request)
         guard (200..<300).contains(response.status) else {
             throw UserClientError.from(status: response.status, body: response.body, headers: response.headers)
@@ -166,7 +229,7 @@ extension UserClient {
             throw .invalidInput("malformed registration answer")
         }
         try save(
-            Registration(userId: answer.userId, username: answer.username, type: request.challengeType, deviceKeyId: deviceKeyID, deviceKeyPEM: deviceKeyPEM),
+            Registration(userId: answer.userId, username: answer.username, type: request.challengeType, deviceKeyId: deviceKeyID, deviceKey: deviceKey),
             Item.registration)
         return answer.username
     }

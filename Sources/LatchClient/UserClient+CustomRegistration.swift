@@ -21,7 +21,11 @@ extension UserClient {
         var initStatus: Int?
         var initData: JSONValue?
         var request: CustomRegistrationCompleteRequest
-        var deviceKeyPEM: String
+        var deviceKey: String
+
+        enum CodingKeys: String, CodingKey {
+            case providerId, flow, initStatus, initData, request, deviceKey = "deviceKeyPEM"
+        }
     }
 
     // MARK: Providers
@@ -86,7 +90,7 @@ extension UserClient {
         // What every `complete` of this registration carries.
         let info: CustomRegistrationInfo
         let publicKey: RegistrationPublicKey
-        let deviceKeyPEM: String
+        let deviceKey: String
         let idempotencyKey: String
         var request: CustomRegistrationCompleteRequest?
         if let resumed, let kept = resumed.request.publicKey {
@@ -94,7 +98,7 @@ extension UserClient {
                 providerId: providerId, flow: resumed.flow, transactionId: resumed.request.transactionId, status: resumed.initStatus,
                 data: resumed.initData)
             publicKey = kept
-            deviceKeyPEM = resumed.deviceKeyPEM
+            deviceKey = resumed.deviceKey
             idempotencyKey = resumed.request.registrationId ?? registrationId ?? UUID().uuidString.lowercased()
             request = resumed.request
         } else {
@@ -107,7 +111,7 @@ extension UserClient {
             let key = try newDeviceKey()
             publicKey = RegistrationPublicKey(
                 keyId: UUID().uuidString.lowercased(), algorithm: key.algorithm.rawValue, publicKey: key.publicKey.pemRepresentation)
-            deviceKeyPEM = key.pemRepresentation
+            deviceKey = key.storedRepresentation
             idempotencyKey = registrationId ?? UUID().uuidString.lowercased()
             let start = CustomRegistrationInfo(providerId: providerId, flow: resolved, transactionId: nil, status: nil, data: nil)
             if resolved == .twoStep {
@@ -136,7 +140,7 @@ extension UserClient {
                 try save(
                     PendingCustomRegistration(
                         providerId: providerId, flow: info.flow, initStatus: info.status, initData: info.data, request: sending,
-                        deviceKeyPEM: deviceKeyPEM),
+                        deviceKey: deviceKey),
                     Item.pendingCustomRegistration)
             }
             // A network failure propagates with the pending request kept for the retry.
@@ -148,7 +152,7 @@ extension UserClient {
                 try save(
                     Registration(
                         userId: answer.userId, username: answer.username, type: Self.customRegistrationType, deviceKeyId: publicKey.keyId,
-                        deviceKeyPEM: deviceKeyPEM),
+                        deviceKey: deviceKey),
                     Item.registration)
                 remove(Item.pendingCustomRegistration)
                 return CustomRegistrationResult(userId: answer.userId, username: answer.username, status: answer.status, data: answer.data)

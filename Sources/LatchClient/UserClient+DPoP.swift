@@ -38,10 +38,10 @@ public struct TokenBinding: Sendable, Hashable {
 /// What signs a request's DPoP proof: the key, and the access token the request presents (its hash is the proof's
 /// `ath`), if any.
 struct DPoPProofSpec: Sendable {
-    var key: PrivateKey
+    var key: any JWSSigningKey
     var accessToken: String?
 
-    init(key: PrivateKey, accessToken: String? = nil) {
+    init(key: any JWSSigningKey, accessToken: String? = nil) {
         self.key = key
         self.accessToken = accessToken
     }
@@ -148,46 +148,45 @@ extension UserClient {
 
     // MARK: Keys
 
-    /// The registered device sign-in key, when this device holds it in software (test, Android key attestation, Play
-    /// Integrity, DeviceCheck and custom registrations).
-    func deviceSigningKey() -> PrivateKey? {
-        guard let pem = load(Registration.self, Item.registration)?.deviceKeyPEM else { return nil }
-        return try? PrivateKey(pem: pem)
+    /// The registered device sign-in key, when this device holds one (test, Android key attestation, Play Integrity,
+    /// DeviceCheck and custom registrations; App Attest keys sign only assertions). Nil when it cannot be used here.
+    func deviceSigningKey() -> (any DeviceSigningKey)? {
+        guard let stored = load(Registration.self, Item.registration)?.deviceKey else { return nil }
+        return try? keyProvider.restoreKey(stored)
     }
 
     /// The client's own DPoP key; made (P-256) and stored when absent and `create`. A key store that cannot be read is
     /// an error, never a reason to replace the key (a bound session would lose it).
-    func dedicatedDPoPKey(create: Bool) throws(UserClientError) -> PrivateKey? {
+    func dedicatedDPoPKey(create: Bool) throws(UserClientError) -> (any DeviceSigningKey)? {
         let stored: Data?
         do {
             stored = try keyStore.value(for: Item.dpopKey)
         } catch {
-            throw .invalidConfiguration("the key store cannot be read: \(error)")
+            throw Self.keyStoreError(error, "the key store cannot be read")
         }
         if let stored {
-            guard let key = try? PrivateKey(pem: String(decoding: stored, as: UTF8.self)) else {
-                throw .invalidConfiguration("the stored DPoP key is not a private key")
+            do {
+                return try keyProvider.restoreKey(String(decoding: stored, as: UTF8.self))
+            } catch where error.code == .deviceKeyLost && create {
+                // Another device's enclave key (a restored backup): a session bound to it is lost anyway (see
+                // `boundKey`), and a new key binds the next one.
+            } catch {
+                guard create else { return nil }
             }
-            return key
         }
         guard create else { return nil }
-        let key: PrivateKey
+        let key = try keyProvider.makeKey(.ES256)
         do {
-            key = try PrivateKey.generate(.ES256)
+            try keyStore.set(Data(key.storedRepresentation.utf8), for: Item.dpopKey)
         } catch {
-            throw .invalidConfiguration("cannot make a DPoP key: \(error)")
-        }
-        do {
-            try keyStore.set(Data(key.pemRepresentation.utf8), for: Item.dpopKey)
-        } catch {
-            throw .invalidConfiguration("the key store cannot be written: \(error)")
+            throw Self.keyStoreError(error, "the key store cannot be written")
         }
         return key
     }
 
     /// The key a new session is bound to: the device sign-in key when there is one (attested DPoP needs it), else the
     /// client's own; nil when ``LatchClientConfiguration/dpop`` is off.
-    func newSessionKey() throws(UserClientError) -> PrivateKey? {
+    func newSessionKey() throws(UserClientError) -> (any DeviceSigningKey)? {
         guard configuration.dpop else { return nil }
         if let device = deviceSigningKey() { return device }
         return try dedicatedDPoPKey(create: true)
@@ -196,14 +195,14 @@ extension UserClient {
     /// The key a token request on the stored session proves: the key a bound session is bound to (whatever
     /// ``LatchClientConfiguration/dpop`` says); for an unbound session, ``newSessionKey()`` (the new access token is
     /// then bound; the session stays as it is).
-    func sessionKey(for tokens: AuthenticationTokens) throws(UserClientError) -> PrivateKey? {
+    func sessionKey(for tokens: AuthenticationTokens) throws(UserClientError) -> (any DeviceSigningKey)? {
         guard tokens.isDPoPBound else { return try newSessionKey() }
         return try boundKey(tokens)
     }
 
     /// The key a bound session is bound to. When this device no longer holds it, the session cannot be used from
     /// here: the tokens are forgotten and the client is signed out.
-    func boundKey(_ tokens: AuthenticationTokens) throws(UserClientError) -> PrivateKey {
+    func boundKey(_ tokens: AuthenticationTokens) throws(UserClientError) -> any DeviceSigningKey {
         let thumbprint = tokens.dpopKeyThumbprint
         if let device = deviceSigningKey(), device.publicKey.thumbprint == thumbprint { return device }
         if let own = try dedicatedDPoPKey(create: false), own.publicKey.thumbprint == thumbprint { return own }

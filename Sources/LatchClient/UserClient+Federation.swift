@@ -151,7 +151,7 @@ extension UserClient {
             if !isRegistered(), let subject = claims["sub"]?.stringValue {
                 let username = claims["username"]?.stringValue ?? claims["preferred_username"]?.stringValue ?? subject
                 try save(
-                    Registration(userId: subject, username: username, type: Self.federatedRegistrationType, deviceKeyId: nil, deviceKeyPEM: nil),
+                    Registration(userId: subject, username: username, type: Self.federatedRegistrationType, deviceKeyId: nil, deviceKey: nil),
                     Item.registration)
             }
             return tokens

@@ -81,7 +81,7 @@ extension UserClient {
             let request = RegistrationRequest(
                 challengeType: .webauthn, answer: String(decoding: JSONValue.object(answer).serialized(), as: UTF8.self),
                 registrationId: UUID().uuidString.lowercased())
-            pending = PendingRegistration(request: request, deviceKeyPEM: nil, fido: made)
+            pending = PendingRegistration(request: request, deviceKey: nil, fido: made)
             try save(pending, Item.pendingRegistration)
         }
         guard let pending, var credential = pending.fido else { throw .invalidInput("no sign-up to send") }
@@ -97,7 +97,7 @@ extension UserClient {
         credential.authenticatorId = authenticatorID
         try save(fidoCredentials + [credential], Item.fidoCredentials)
         try save(
-            Registration(userId: answer.userId, username: answer.username, type: .webauthn, deviceKeyId: nil, deviceKeyPEM: nil), Item.registration)
+            Registration(userId: answer.userId, username: answer.username, type: .webauthn, deviceKeyId: nil, deviceKey: nil), Item.registration)
         remove(Item.pendingRegistration)
         return answer.username
     }

@@ -259,11 +259,3 @@ public struct IssuerSession: Sendable {
     @discardableResult
     public func logoutAll() async throws(UserClientError) -> Int { try await client.logoutAll() }
 }
-
-extension UserClientError {
-    /// For ``issuerTokenRejected(tokenIndex:message:)``: the 0-based index of the refused issuer token; nil otherwise.
-    public var tokenIndex: Int? {
-        if case .issuerTokenRejected(let index, _) = self { return index }
-        return nil
-    }
-}

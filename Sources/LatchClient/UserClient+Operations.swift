@@ -29,14 +29,14 @@ extension UserClient {
             }
             var request = RegistrationRequest(
                 challengeType: info.type, answer: info.jwt, registrationId: registrationId ?? UUID().uuidString.lowercased())
-            var deviceKeyPEM: String?
+            var deviceKey: String?
             if info.type == .test {
-                guard let key = try? PrivateKey.generate(deviceKeyAlgorithm) else { throw .invalidConfiguration("cannot make a device key") }
+                let key = try newDeviceKey()
                 request.publicKey = RegistrationPublicKey(
                     keyId: UUID().uuidString.lowercased(), algorithm: key.algorithm.rawValue, publicKey: key.publicKey.pemRepresentation)
-                deviceKeyPEM = key.pemRepresentation
+                deviceKey = key.storedRepresentation
             }
-            pending = PendingRegistration(request: request, deviceKeyPEM: deviceKeyPEM)
+            pending = PendingRegistration(request: request, deviceKey: deviceKey)
             try save(pending, Item.pendingRegistration)
         }
         guard let pending else { throw .invalidInput("no registration to send") }
@@ -54,7 +54,7 @@ extension UserClient {
         try save(
             Registration(
                 userId: answer.userId, username: answer.username, type: pending.request.challengeType,
-                deviceKeyId: pending.request.publicKey?.keyId, deviceKeyPEM: pending.deviceKeyPEM),
+                deviceKeyId: pending.request.publicKey?.keyId, deviceKey: pending.deviceKey),
             Item.registration)
         remove(Item.pendingRegistration)
         return answer.username
@@ -65,9 +65,19 @@ extension UserClient {
     /// Signs in with the device key: challenge → assertion signed over the nonce → tokens (RFC 7523 JWT-bearer).
     @discardableResult
     public func signInWithKey() async throws(UserClientError) -> AuthenticationTokens {
-        guard let registration = load(Registration.self, Item.registration), let pem = registration.deviceKeyPEM,
-            let keyID = registration.deviceKeyId, let key = try? PrivateKey(pem: pem)
+        guard let registration = try read(Registration.self, Item.registration), let stored = registration.deviceKey,
+            let keyID = registration.deviceKeyId
         else { throw .notRegistered }
+        let key: any DeviceSigningKey
+        do {
+            key = try keyProvider.restoreKey(stored)
+        } catch {
+            guard error.code == .deviceKeyLost else { throw error }
+            // Restored onto another device: the registration cannot sign in from here. Forget it (and the session
+            // bound to it) so the app can register this device again.
+            forgetLostRegistration()
+            throw .deviceKeyLost
+        }
         setStatus(.signingIn)
         do throws(UserClientError) {
             let challengeResponse = try await send("POST", "v1/sign-in/challenge", json: SignInChallengeRequest(username: registration.username))
@@ -80,10 +90,11 @@ extension UserClient {
             let now = Int64(clock().timeIntervalSince1970 + serverClockOffset)
             let assertion: String
             do {
-                assertion = try JWSSigner(key: key, keyID: keyID).sign(claims: [
+                assertion = try JWSSigner.sign(
+                    claims: [
                     "iss": .string(registration.username), "sub": .string(registration.username), "aud": .string(challenge.audience),
                     "jti": .string(challenge.nonce), "iat": .int(now), "exp": .int(now + 300),
-                ])
+                ], key: key, keyID: keyID)
             } catch {
                 throw UserClientError.invalidConfiguration("the device key cannot sign: \(error)")
             }
@@ -108,7 +119,7 @@ extension UserClient {
             let tokens = try await exchange(assertion: info.jwt)
             if !isRegistered(), let subject = try? ParsedJWS(tokens.idToken).claims["sub"]?.stringValue {
                 // A federated user registered elsewhere (another device, another app) is known here from now on.
-                try save(Registration(userId: subject, username: info.username, type: .fsso, deviceKeyId: nil, deviceKeyPEM: nil), Item.registration)
+                try save(Registration(userId: subject, username: info.username, type: .fsso, deviceKeyId: nil, deviceKey: nil), Item.registration)
             }
             return tokens
         } catch {

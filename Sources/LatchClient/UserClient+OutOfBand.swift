@@ -46,7 +46,7 @@ extension UserClient {
             saved.authenticatorId = info.id
             try save(fidoCredentials + [saved], Item.fidoCredentials)
             if !isRegistered(), let userID = redeemed["userId"]?.stringValue, let username = redeemed["username"]?.stringValue {
-                try save(Registration(userId: userID, username: username, type: .webauthn, deviceKeyId: nil, deviceKeyPEM: nil), Item.registration)
+                try save(Registration(userId: userID, username: username, type: .webauthn, deviceKeyId: nil, deviceKey: nil), Item.registration)
             }
             return .registered(info)
         case "authentication":

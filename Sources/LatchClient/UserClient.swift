@@ -19,6 +19,8 @@ public actor UserClient {
     let transport: any HTTPTransport
     let clock: @Sendable () -> Date
     let deviceKeyAlgorithm: JWSAlgorithm
+    /// Makes and restores the device sign-in and DPoP keys (the Secure Enclave on Apple devices that have one).
+    let keyProvider: any DeviceKeyProvider
     let verifier: IDTokenVerifier
     private var refreshing: Task<AuthenticationTokens, any Error>?
     private var status: SignInStatus
@@ -33,17 +35,22 @@ public actor UserClient {
     static let refreshMargin: TimeInterval = 60
 
     /// - Parameters:
-    ///   - deviceKeyAlgorithm: the device sign-in key made by test registrations: `ES256` (P-256, what the Secure
-    ///     Enclave holds) or `RS256` (RSA-2048).
+    ///   - keyStore: where keys and tokens live: ``KeychainKeyStore`` on Apple platforms, ``FileKeyStore`` elsewhere.
+    ///   - deviceKeyAlgorithm: the device sign-in key's algorithm: `ES256` (P-256, what the Secure Enclave holds) or
+    ///     `RS256` (RSA-2048, always in software).
+    ///   - keyProvider: makes the device sign-in and DPoP keys: by default Secure Enclave keys where the device has
+    ///     one, software keys in the key store elsewhere (``DeviceKeyProviders/platformDefault``).
     public init(
         configuration: LatchClientConfiguration, keyStore: any KeyStore, transport: any HTTPTransport = URLSessionTransport(),
-        deviceKeyAlgorithm: JWSAlgorithm = .ES256, clock: @escaping @Sendable () -> Date = { Date() }
+        deviceKeyAlgorithm: JWSAlgorithm = .ES256, keyProvider: any DeviceKeyProvider = DeviceKeyProviders.platformDefault,
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) throws(UserClientError) {
         try configuration.validate()
         self.configuration = configuration
         self.keyStore = keyStore
         self.transport = transport
         self.deviceKeyAlgorithm = deviceKeyAlgorithm
+        self.keyProvider = keyProvider
         self.clock = clock
         self.verifier = IDTokenVerifier(serverURL: configuration.serverURL, transport: transport)
         let hasTokens = (try? keyStore.value(for: Item.tokens)) ?? nil
@@ -60,6 +67,8 @@ public actor UserClient {
         static let fidoCredentials = "fido-credentials"
         /// The client's own DPoP key (PKCS#8 PEM), for users without a device sign-in key.
         static let dpopKey = "dpop-key"
+        /// An App Attest key made but not attested yet (its id): attested on the next try instead of making another.
+        static let pendingAppAttestKey = "pending-app-attest-key"
     }
 
     /// The registered user on this device.
@@ -68,15 +77,25 @@ public actor UserClient {
         var username: String
         var type: ChallengeType
         var deviceKeyId: String?
-        var deviceKeyPEM: String?
+        /// The device sign-in key's ``DeviceSigningKey/storedRepresentation`` (a PEM, or a Secure Enclave blob).
+        var deviceKey: String?
+
+        enum CodingKeys: String, CodingKey {
+            // `deviceKeyPEM`: the name SDK versions before Secure Enclave keys wrote; kept so their stores still read.
+            case userId, username, type, deviceKeyId, deviceKey = "deviceKeyPEM"
+        }
     }
 
     /// A registration sent but not yet answered: retried verbatim, so the server sees the same id and proof.
     struct PendingRegistration: Codable {
         var request: RegistrationRequest
-        var deviceKeyPEM: String?
+        var deviceKey: String?
         /// For a FIDO sign-up: the credential the request registers (its `authenticatorId` comes with the answer).
         var fido: FidoCredential?
+
+        enum CodingKeys: String, CodingKey {
+            case request, fido, deviceKey = "deviceKeyPEM"
+        }
     }
 
     func load<T: Decodable>(_ type: T.Type, _ name: String) -> T? {
@@ -84,12 +103,31 @@ public actor UserClient {
         return try? JSONDecoder().decode(T.self, from: data)
     }
 
+    /// Like ``load(_:_:)``, but a store that cannot be read is an error, not "nothing stored": a Keychain locked before
+    /// the first unlock is ``UserClientError/Code/keychainLocked``, never a signed-out or unregistered device.
+    func read<T: Decodable>(_ type: T.Type, _ name: String) throws(UserClientError) -> T? {
+        let data: Data?
+        do {
+            data = try keyStore.value(for: name)
+        } catch {
+            throw Self.keyStoreError(error, "the key store cannot be read")
+        }
+        guard let data else { return nil }
+        return try? JSONDecoder().decode(T.self, from: data)
+    }
+
     func save(_ value: some Encodable, _ name: String) throws(UserClientError) {
         do {
             try keyStore.set(try JSONEncoder().encode(value), for: name)
         } catch {
-            throw .invalidConfiguration("the key store cannot be written: \(error)")
+            throw Self.keyStoreError(error, "the key store cannot be written")
         }
+    }
+
+    /// A key-store failure as the app sees it: the store's own ``UserClientError`` (a locked Keychain, say) as it is,
+    /// anything else as an invalid configuration naming `what`.
+    static func keyStoreError(_ error: any Error, _ what: String) -> UserClientError {
+        error as? UserClientError ?? .invalidConfiguration("\(what): \(error)")
     }
 
     func remove(_ name: String) {
@@ -174,7 +212,7 @@ public actor UserClient {
 
     /// The stored tokens, refreshed when they expire within the margin.
     func validTokens() async throws(UserClientError) -> AuthenticationTokens {
-        guard let tokens = load(AuthenticationTokens.self, Item.tokens) else { throw .notSignedIn }
+        guard let tokens = try read(AuthenticationTokens.self, Item.tokens) else { throw .notSignedIn }
         if tokens.tokenExpiry.timeIntervalSince(clock()) > Self.refreshMargin { return tokens }
         return try await refreshTokens()
     }
@@ -201,7 +239,7 @@ public actor UserClient {
     }
 
     private func refreshOnce() async throws(UserClientError) -> AuthenticationTokens {
-        guard let tokens = load(AuthenticationTokens.self, Item.tokens) else { throw .notSignedIn }
+        guard let tokens = try read(AuthenticationTokens.self, Item.tokens) else { throw .notSignedIn }
         // A bound session proves the key it is bound to (RFC 9449 §5); an unbound one gets a bound access token.
         let key = try sessionKey(for: tokens)
         let response = try await send(
@@ -222,7 +260,7 @@ public actor UserClient {
     }
 
     /// Stores a token answer. `proofKey` is the key whose proof the request carried: `DPoP` tokens are bound to it.
-    func storeTokens(_ response: HTTPResponseData, proofKey: PrivateKey?) throws(UserClientError) -> AuthenticationTokens {
+    func storeTokens(_ response: HTTPResponseData, proofKey: (any JWSSigningKey)?) throws(UserClientError) -> AuthenticationTokens {
         guard let answer = try? JSONDecoder().decode(TokenResponse.self, from: response.body) else {
             throw .invalidInput("malformed token answer")
         }

@@ -1,98 +1,219 @@
 import Foundation
 import LatchModel
 
-/// Every error the SDK throws. Decided from the server's stable `error` code, never from message text.
+/// Every error the SDK throws: a stable ``code`` to decide on, a message for people, and the details some codes
+/// carry (a PIN status, a `max_age`, a refused token's index, the error underneath).
 ///
-/// **Do not switch over it exhaustively.** New Latch features (device attestation, FIDO authenticators, issuer
-/// login) bring new cases in minor releases, and a source package cannot mark an enum non-frozen, so an exhaustive
-/// `switch` would stop compiling on upgrade. Catch the cases your app handles and let the rest reach a general
-/// `catch` (or end a `switch` with `default`). A server code this version does not map arrives as
-/// ``server(code:message:)`` with the code intact, so it can be handled before a release names it.
-public enum UserClientError: Error, Sendable, CustomStringConvertible {
-    /// No user is registered on this device (or `reset()` removed it).
-    case notRegistered
-    /// A user is registered already (here, or the identity exists on the server).
-    case alreadyRegistered
-    /// No valid session: never signed in, signed out, or the session ended (revoked, expired, global sign-out).
-    case notSignedIn
-    /// The server refused the credentials (a bad assertion, an unknown key), or a token failed verification.
-    case notAuthorized
-    /// The operation needs a sign-in within `maxAge` seconds: sign in again, then retry (RFC 9470).
-    case insufficientAuthentication(maxAge: Int)
-    /// The configuration or the server's setup does not fit (unknown client, a switched-off registration type).
-    case invalidConfiguration(String)
-    /// An argument or the server's answer was malformed.
-    case invalidInput(String)
-    /// The server is temporarily unavailable; retry later.
-    case serviceUnavailable
-    /// The request did not reach the server or its answer was lost.
-    case network(underlying: any Error)
-    /// A PIN authenticator's proof failed (a wrong PIN), or it is cooling down or locked out: the server's count
-    /// says which, how many tries remain and how long to wait.
-    case pinAttemptFailed(FidoPinStatus)
-    /// A new PIN does not meet the server's PIN policy; ask the user for another (recoverable).
-    case pinRefused(PinEnroller.Refusal)
-    /// An issuer login (or adding issuer tokens) was refused because of one token: `tokenIndex` is its 0-based
-    /// position in the tokens given (also ``tokenIndex``), `message` the server's explanation.
-    case issuerTokenRejected(tokenIndex: Int, message: String?)
-    /// A custom registration cannot go on: start it again (a new transaction). `status` is the hook's unrecoverable
-    /// status (5000–5999) and `data` what it sent to show the user; both are nil when Latch ended the transaction
-    /// itself (its lifetime ran out, or it was cancelled, failed or completed already).
-    case registrationRestartRequired(status: Int?, data: JSONValue?)
-    /// The ``CustomRegistrationHandler`` answered ``CustomRegistrationAnswer/cancel``: the custom registration was
-    /// stopped (its transaction cancelled on the server).
-    case customRegistrationCancelled
-    /// A browser sign-in came back with an error (RFC 6749 §4.1.2.1): `code` is the server's `error` —
-    /// `access_denied` (the user or the upstream identity provider refused), `login_required` (after `prompt=none`),
-    /// `invalid_request`, `invalid_scope`, … — and `description` its `error_description`.
-    case federatedSignInFailed(code: String, description: String?)
-    /// The browser's answer is not for the browser sign-in this client is waiting on: its `state` differs, none is
-    /// pending (never started, answered already — a replayed URL —, or started too long ago). Nothing was changed.
-    case federatedSignInStateMismatch
-    /// The browser's answer names another issuer than the server the sign-in went to (RFC 9207: a mix-up attack, or
-    /// a misconfigured redirect). The pending sign-in is ended.
-    case federatedSignInIssuerMismatch
-    /// The user closed the browser (or it timed out) before the sign-in or sign-out finished.
-    case federatedSignInCancelled
-    /// Any other error the server reported, with its stable code.
-    case server(code: String, message: String?)
+/// A struct rather than an enum, as Auth0.swift and swift-certificates do: new Latch features bring new codes in
+/// minor releases without breaking an app's `switch`. Compare with the static members — `error == .notSignedIn`,
+/// `catch UserClientError.notSignedIn`, or `switch error.code { case .notSignedIn: … default: … }`. Equality compares
+/// the code (and, for a few codes, the detail that tells two answers apart). A server code this version does not name
+/// arrives as the code itself (``server(code:message:)``), so it can be handled before a release names it.
+/// Codes and what to do about each: docs/ios.md ("Errors").
+public struct UserClientError: Error, Sendable, CustomStringConvertible {
+    /// A stable, machine-readable error code (snake_case, like the server's).
+    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
 
-    public var description: String {
-        switch self {
-        case .notRegistered: "not registered"
-        case .alreadyRegistered: "already registered"
-        case .notSignedIn: "not signed in"
-        case .notAuthorized: "not authorized"
-        case .insufficientAuthentication(let maxAge): "a sign-in within the last \(maxAge) s is required"
-        case .invalidConfiguration(let detail): "invalid configuration: \(detail)"
-        case .invalidInput(let detail): "invalid input: \(detail)"
-        case .serviceUnavailable: "service unavailable"
-        case .network(let underlying): "network error: \(underlying)"
-        case .pinAttemptFailed(let status):
-            status.state == FidoPinStatus.lockedOut
-                ? "PIN authenticator locked out"
-                : "wrong PIN: \(status.remainingTries) tries remain" + (status.coolDown > 0 ? ", wait \(status.coolDown) s" : "")
-        case .pinRefused(let refusal): "PIN refused: \(refusal)"
-        case .issuerTokenRejected(let index, let message): "issuer token \(index) refused" + (message.map { ": \($0)" } ?? "")
-        case .registrationRestartRequired(let status, let data):
-            "the registration must start again"
-                + (status.map { " (hook status \($0))" } ?? " (the transaction ended)")
-                + (data.map { ": " + String(decoding: $0.serialized(), as: UTF8.self) } ?? "")
-        case .customRegistrationCancelled: "custom registration cancelled"
-        case .federatedSignInFailed(let code, let description): "browser sign-in failed: \(code)" + (description.map { ": \($0)" } ?? "")
-        case .federatedSignInStateMismatch: "the browser's answer is not for the pending sign-in (state)"
-        case .federatedSignInIssuerMismatch: "the browser's answer comes from another issuer"
-        case .federatedSignInCancelled: "browser sign-in cancelled"
-        case .server(let code, let message): "server error \(code)" + (message.map { ": \($0)" } ?? "")
-        }
+        /// No user is registered on this device (or `reset()` removed it).
+        public static let notRegistered = Code(rawValue: "not_registered")
+        /// A user is registered already (here, or the identity exists on the server).
+        public static let alreadyRegistered = Code(rawValue: "already_registered")
+        /// No valid session: never signed in, signed out, or the session ended (revoked, expired, global sign-out).
+        public static let notSignedIn = Code(rawValue: "not_signed_in")
+        /// The server refused the credentials (a bad assertion, an unknown key), or a token failed verification.
+        public static let notAuthorized = Code(rawValue: "not_authorized")
+        /// The operation needs a sign-in within ``UserClientError/maxAge`` seconds: sign in again, then retry (RFC 9470).
+        public static let insufficientAuthentication = Code(rawValue: "insufficient_authentication")
+        /// The configuration or the server's setup does not fit (unknown client, a switched-off registration type).
+        public static let invalidConfiguration = Code(rawValue: "invalid_configuration")
+        /// An argument or the server's answer was malformed.
+        public static let invalidInput = Code(rawValue: "invalid_input")
+        /// The server is temporarily unavailable; retry later.
+        public static let serviceUnavailable = Code(rawValue: "service_unavailable")
+        /// The request did not reach the server or its answer was lost (``UserClientError/underlying`` says why).
+        public static let network = Code(rawValue: "network_error")
+        /// A PIN authenticator's proof failed, or it is cooling down or locked out (``UserClientError/pinStatus``).
+        public static let pinAttemptFailed = Code(rawValue: "pin_attempt_failed")
+        /// A new PIN does not meet the server's PIN policy (``UserClientError/pinRefusal``); ask for another.
+        public static let pinRefused = Code(rawValue: "pin_refused")
+        /// An issuer login was refused because of one token (``UserClientError/tokenIndex``).
+        public static let issuerTokenRejected = Code(rawValue: "issuer_token_rejected")
+        /// A custom registration cannot go on: start it again (``UserClientError/hookStatus``, ``UserClientError/hookData``).
+        public static let registrationRestartRequired = Code(rawValue: "registration_restart_required")
+        /// The ``CustomRegistrationHandler`` cancelled the custom registration.
+        public static let customRegistrationCancelled = Code(rawValue: "custom_registration_cancelled")
+        /// A browser sign-in came back with an OAuth error (``UserClientError/oauthError``, RFC 6749 §4.1.2.1).
+        public static let federatedSignInFailed = Code(rawValue: "federated_sign_in_failed")
+        /// The browser's answer is not for the pending browser sign-in (its `state`). Nothing was changed.
+        public static let federatedSignInStateMismatch = Code(rawValue: "federated_sign_in_state_mismatch")
+        /// The browser's answer names another issuer (RFC 9207). The pending sign-in is ended.
+        public static let federatedSignInIssuerMismatch = Code(rawValue: "federated_sign_in_issuer_mismatch")
+        /// The user closed a system sheet (the browser, the passkey sheet) before it finished. Nothing was written.
+        public static let cancelled = Code(rawValue: "cancelled")
+        /// The device sign-in key registered here cannot be used on this device any more (a backup restored onto
+        /// another device: Secure Enclave keys never leave their device). The local registration was removed;
+        /// register again.
+        public static let deviceKeyLost = Code(rawValue: "device_key_lost")
+        /// The Keychain cannot be read yet: the device has not been unlocked since it started
+        /// (`errSecInteractionNotAllowed`). Retry after the first unlock.
+        public static let keychainLocked = Code(rawValue: "keychain_locked")
+        /// Another Keychain failure (``UserClientError/osStatus`` holds the `OSStatus`).
+        public static let keychainFailure = Code(rawValue: "keychain_failure")
+        /// The app lacks an entitlement the operation needs (App Attest environment, Keychain access group,
+        /// associated domains for passkeys).
+        public static let missingEntitlement = Code(rawValue: "missing_entitlement")
+        /// This device cannot do it: no App Attest (simulator, some Macs), no Secure Enclave, no passkeys.
+        public static let unsupportedDevice = Code(rawValue: "unsupported_device")
+        /// The Secure Enclave refused to make or use a key.
+        public static let secureEnclaveUnavailable = Code(rawValue: "secure_enclave_unavailable")
+        /// App Attest or DeviceCheck failed on the device (Apple's service, a bad key id).
+        public static let attestationFailed = Code(rawValue: "attestation_failed")
+        /// A passkey ceremony failed in the OS (other than a cancelled sheet).
+        public static let passkeyFailed = Code(rawValue: "passkey_failed")
     }
 
-    /// Maps a server error answer to a case, by its code.
+    /// The stable code.
+    public let code: Code
+    /// A human-readable explanation (English; not for decisions).
+    public let message: String?
+    /// The error underneath, for ``Code/network`` and platform failures.
+    public let underlying: (any Error)?
+    /// ``Code/pinAttemptFailed``: the server's count of the PIN authenticator.
+    public private(set) var pinStatus: FidoPinStatus?
+    /// ``Code/pinRefused``: why the new PIN was refused.
+    public private(set) var pinRefusal: PinEnroller.Refusal?
+    /// ``Code/insufficientAuthentication``: the sign-in age the operation needs, in seconds.
+    public private(set) var maxAge: Int?
+    /// ``Code/issuerTokenRejected``: the 0-based index of the refused issuer token.
+    public private(set) var tokenIndex: Int?
+    /// ``Code/registrationRestartRequired``: the hook's unrecoverable status (5000–5999), nil when Latch ended it.
+    public private(set) var hookStatus: Int?
+    /// ``Code/registrationRestartRequired``: what the hook sent to show the user.
+    public private(set) var hookData: JSONValue?
+    /// ``Code/federatedSignInFailed``: the server's OAuth `error` (`access_denied`, `login_required`, …).
+    public private(set) var oauthError: String?
+    /// Keychain failures: the Security framework's `OSStatus`.
+    public private(set) var osStatus: Int32?
+
+    /// An error with `code`; `message` for people, `underlying` for the cause.
+    public init(_ code: Code, _ message: String? = nil, underlying: (any Error)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    // MARK: The errors, by code
+
+    public static let notRegistered = UserClientError(.notRegistered)
+    public static let alreadyRegistered = UserClientError(.alreadyRegistered)
+    public static let notSignedIn = UserClientError(.notSignedIn)
+    public static let notAuthorized = UserClientError(.notAuthorized)
+    public static let serviceUnavailable = UserClientError(.serviceUnavailable)
+    public static let customRegistrationCancelled = UserClientError(.customRegistrationCancelled)
+    public static let federatedSignInStateMismatch = UserClientError(.federatedSignInStateMismatch)
+    public static let federatedSignInIssuerMismatch = UserClientError(.federatedSignInIssuerMismatch)
+    /// The user closed the system sheet (browser or passkey).
+    public static let cancelled = UserClientError(.cancelled)
+    /// The browser sheet was closed: ``cancelled``.
+    public static let federatedSignInCancelled = cancelled
+    public static let deviceKeyLost = UserClientError(.deviceKeyLost, "this device cannot use the registered device key; register again")
+
+    /// The operation needs a sign-in within `maxAge` seconds.
+    public static func insufficientAuthentication(maxAge: Int) -> UserClientError {
+        var error = UserClientError(.insufficientAuthentication)
+        error.maxAge = maxAge
+        return error
+    }
+    /// The configuration or the server's setup does not fit.
+    public static func invalidConfiguration(_ detail: String) -> UserClientError { UserClientError(.invalidConfiguration, detail) }
+    /// An argument or the server's answer was malformed.
+    public static func invalidInput(_ detail: String) -> UserClientError { UserClientError(.invalidInput, detail) }
+    /// The request did not reach the server, or its answer was lost.
+    public static func network(underlying: any Error) -> UserClientError { UserClientError(.network, nil, underlying: underlying) }
+    /// A failed PIN proof, a cool-down or a lockout.
+    public static func pinAttemptFailed(_ status: FidoPinStatus) -> UserClientError {
+        var error = UserClientError(.pinAttemptFailed)
+        error.pinStatus = status
+        return error
+    }
+    /// A new PIN the policy refuses.
+    public static func pinRefused(_ refusal: PinEnroller.Refusal) -> UserClientError {
+        var error = UserClientError(.pinRefused, "\(refusal)")
+        error.pinRefusal = refusal
+        return error
+    }
+    /// An issuer login refused because of the token at `tokenIndex`.
+    public static func issuerTokenRejected(tokenIndex: Int, message: String?) -> UserClientError {
+        var error = UserClientError(.issuerTokenRejected, message)
+        error.tokenIndex = tokenIndex
+        return error
+    }
+    /// A custom registration that must start again.
+    public static func registrationRestartRequired(status: Int?, data: JSONValue?) -> UserClientError {
+        var error = UserClientError(.registrationRestartRequired)
+        error.hookStatus = status
+        error.hookData = data
+        return error
+    }
+    /// A browser sign-in answered with OAuth error `code`.
+    public static func federatedSignInFailed(code: String, description: String?) -> UserClientError {
+        var error = UserClientError(.federatedSignInFailed, description)
+        error.oauthError = code
+        return error
+    }
+    /// Any other error the server reported: its stable code becomes ``code``.
+    public static func server(code: String, message: String?) -> UserClientError { UserClientError(Code(rawValue: code), message) }
+    /// A platform failure (Keychain, Secure Enclave, App Attest, passkeys).
+    public static func platform(_ code: Code, _ message: String, underlying: (any Error)? = nil, osStatus: Int32? = nil) -> UserClientError {
+        var error = UserClientError(code, message, underlying: underlying)
+        error.osStatus = osStatus
+        return error
+    }
+
+    public var description: String {
+        var text: String
+        switch code {
+        case .notRegistered: text = "not registered"
+        case .alreadyRegistered: text = "already registered"
+        case .notSignedIn: text = "not signed in"
+        case .notAuthorized: text = "not authorized"
+        case .insufficientAuthentication: text = "a sign-in within the last \(maxAge ?? 0) s is required"
+        case .serviceUnavailable: text = "service unavailable"
+        case .network: text = "network error: \(underlying.map { "\($0)" } ?? "unknown")"
+        case .pinAttemptFailed:
+            guard let status = pinStatus else { return "wrong PIN" }
+            return status.state == FidoPinStatus.lockedOut
+                ? "PIN authenticator locked out"
+                : "wrong PIN: \(status.remainingTries) tries remain" + (status.coolDown > 0 ? ", wait \(status.coolDown) s" : "")
+        case .pinRefused: return "PIN refused: \(pinRefusal.map { "\($0)" } ?? message ?? "")"
+        case .issuerTokenRejected: return "issuer token \(tokenIndex ?? -1) refused" + (message.map { ": \($0)" } ?? "")
+        case .registrationRestartRequired:
+            return "the registration must start again"
+                + (hookStatus.map { " (hook status \($0))" } ?? " (the transaction ended)")
+                + (hookData.map { ": " + String(decoding: $0.serialized(), as: UTF8.self) } ?? "")
+        case .customRegistrationCancelled: text = "custom registration cancelled"
+        case .federatedSignInFailed: return "browser sign-in failed: \(oauthError ?? "")" + (message.map { ": \($0)" } ?? "")
+        case .federatedSignInStateMismatch: text = "the browser's answer is not for the pending sign-in (state)"
+        case .federatedSignInIssuerMismatch: text = "the browser's answer comes from another issuer"
+        case .cancelled: text = "cancelled by the user"
+        case .invalidConfiguration: text = "invalid configuration"
+        case .invalidInput: text = "invalid input"
+        default: text = code.rawValue
+        }
+        if let message { text += ": \(message)" }
+        return text
+    }
+
+    /// Maps a server error answer to an error, by its code.
     static func from(status: Int, body: Data, headers: [String: String]) -> UserClientError {
         guard let answer = try? JSONDecoder().decode(ErrorResponse.self, from: body) else {
             return status >= 500 ? .serviceUnavailable : .server(code: "http_\(status)", message: nil)
         }
         if let status = answer.pinStatus { return .pinAttemptFailed(status) }
+        let detail = "\(answer.error.rawValue): \(answer.errorDescription ?? "")"
         switch answer.error {
         case .invalidToken: return .notSignedIn
         case .insufficientUserAuthentication:
@@ -100,13 +221,13 @@ public enum UserClientError: Error, Sendable, CustomStringConvertible {
         case .invalidGrant, .invalidProof, .unauthorized: return .notAuthorized
         case .alreadyRegistered, .registrationConflict: return .alreadyRegistered
         case .invalidClient, .unsupportedGrantType, .unsupportedChallengeType, .challengeTypeDisabled, .invalidScope:
-            return .invalidConfiguration("\(answer.error.rawValue): \(answer.errorDescription ?? "")")
+            return .invalidConfiguration(detail)
         case .invalidRequest, .invalidJSON, .invalidInput, .invalidPublicKey, .requestTooLarge:
-            return .invalidInput("\(answer.error.rawValue): \(answer.errorDescription ?? "")")
+            return .invalidInput(detail)
         case .temporarilyUnavailable: return .serviceUnavailable
         // Custom registration: the app's or the deployment's setup does not fit…
         case .customProviderUnknown, .customProviderDisabled, .customFlowMismatch, .customTransactionClientMismatch, .hookAddressRefused:
-            return .invalidConfiguration("\(answer.error.rawValue): \(answer.errorDescription ?? "")")
+            return .invalidConfiguration(detail)
         // …the transaction is over (the hook said so, or Latch)…
         case .customRegistrationRestart:
             let members = try? JSONDecoder().decode(HookErrorMembers.self, from: body)
@@ -134,24 +255,16 @@ public enum UserClientError: Error, Sendable, CustomStringConvertible {
 }
 
 extension UserClientError: Equatable {
-    /// Cases compare by kind and their stable values; `network` errors compare equal to each other.
+    /// Errors compare by code, and for a few codes by the detail that tells two answers apart (a PIN state, a
+    /// `max_age`, a token index, a hook status, an OAuth error); messages and underlying errors never count.
     public static func == (lhs: UserClientError, rhs: UserClientError) -> Bool {
-        switch (lhs, rhs) {
-        case (.notRegistered, .notRegistered), (.alreadyRegistered, .alreadyRegistered), (.notSignedIn, .notSignedIn),
-            (.notAuthorized, .notAuthorized), (.serviceUnavailable, .serviceUnavailable), (.network, .network),
-            (.invalidConfiguration, .invalidConfiguration), (.invalidInput, .invalidInput):
-            true
-        case (.insufficientAuthentication(let a), .insufficientAuthentication(let b)): a == b
-        case (.pinAttemptFailed(let a), .pinAttemptFailed(let b)): a.state == b.state
-        case (.pinRefused(let a), .pinRefused(let b)): a == b
-        case (.issuerTokenRejected(let a, _), .issuerTokenRejected(let b, _)): a == b
-        case (.registrationRestartRequired(let a, _), .registrationRestartRequired(let b, _)): a == b
-        case (.customRegistrationCancelled, .customRegistrationCancelled), (.federatedSignInStateMismatch, .federatedSignInStateMismatch),
-            (.federatedSignInIssuerMismatch, .federatedSignInIssuerMismatch), (.federatedSignInCancelled, .federatedSignInCancelled):
-            true
-        case (.federatedSignInFailed(let a, _), .federatedSignInFailed(let b, _)): a == b
-        case (.server(let a, _), .server(let b, _)): a == b
-        default: false
-        }
+        lhs.code == rhs.code && lhs.pinStatus?.state == rhs.pinStatus?.state && lhs.pinRefusal == rhs.pinRefusal && lhs.maxAge == rhs.maxAge
+            && lhs.tokenIndex == rhs.tokenIndex && lhs.hookStatus == rhs.hookStatus && lhs.oauthError == rhs.oauthError
     }
+
+    /// Pattern matching by code: `catch UserClientError.notSignedIn`, `case .deviceKeyLost:` — whatever the details.
+    public static func ~= (pattern: UserClientError, value: UserClientError) -> Bool { pattern.code == value.code }
+
+    /// Pattern matching in a `catch` over any error: `catch UserClientError.cancelled`.
+    public static func ~= (pattern: UserClientError, value: any Error) -> Bool { (value as? UserClientError)?.code == pattern.code }
 }

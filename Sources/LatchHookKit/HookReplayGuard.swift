@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LatchModel
 
 /// Remembers the requests a hook has accepted for as long as their signatures would still verify, so an identical
 /// request replayed inside the replay window is refused.
@@ -31,7 +31,7 @@ public final class HookReplayGuard: Sendable {
         var nextSweep: Double = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// - Parameters:
     ///   - window: how long past its signature's timestamp an entry is remembered: the verifier's tolerance.

@@ -56,13 +56,15 @@ extension PublicKey {
     /// This key as a COSE_Key map.
     public var coseKey: CBORValue {
         switch backing {
-        case .p256(let key):
+        case .p256(let box):
+            let key = box.key
             let raw = Array(key.rawRepresentation)
             return .map([
                 .init(COSE.kty, .int(COSE.ec2)), .init(COSE.alg, .int(COSE.es256)), .init(COSE.minus1, .int(COSE.p256)),
                 .init(COSE.minus2, .bytes(Array(raw[..<32]))), .init(COSE.minus3, .bytes(Array(raw[32...]))),
             ])
-        case .p384(let key):
+        case .p384(let box):
+            let key = box.key
             let raw = Array(key.rawRepresentation)
             return .map([
                 .init(COSE.kty, .int(COSE.ec2)), .init(COSE.alg, .int(COSE.es384)), .init(COSE.minus1, .int(COSE.p384)),

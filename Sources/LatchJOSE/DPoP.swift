@@ -214,7 +214,7 @@ public enum DPoP {
     /// A proof for a request: `typ: dpop+jwt`, `alg` of the key, the public `jwk`; `jti`, `htm`, `htu` (normalised),
     /// `iat`, and `nonce` / `ath` when given.
     public static func proof(
-        key: PrivateKey, method: String, url: String, accessToken: String? = nil, nonce: String? = nil, jti: String, issuedAt: Int64
+        key: some JWSSigningKey, method: String, url: String, accessToken: String? = nil, nonce: String? = nil, jti: String, issuedAt: Int64
     ) throws -> String {
         let header: JSONValue = ["typ": .string(type), "alg": .string(key.algorithm.rawValue), "jwk": headerJWK(key.publicKey)]
         var claims: [String: JSONValue] = [
@@ -222,12 +222,8 @@ public enum DPoP {
         ]
         if let nonce { claims["nonce"] = .string(nonce) }
         if let accessToken { claims["ath"] = .string(accessTokenHash(accessToken)) }
-        var token = Base64URL.encode(header.serialized())
-        token.append(".")
-        token.append(Base64URL.encode(JSONValue.object(claims).serialized()))
-        let signature = try key.signature(for: Array(token.utf8))
-        token.append(".")
-        token.append(Base64URL.encode(signature))
-        return token
+        return try JWSSigner.compact(encodedHeader: Base64URL.encode(header.serialized()), claimsJSON: JSONValue.object(claims).serialized()) {
+            try key.signature(for: $0)
+        }
     }
 }

@@ -168,13 +168,9 @@ public struct JWSSigner: Sendable {
 
     /// Signs a claims set written as JSON bytes; `type` goes into the `typ` header (e.g. `JWT`, `at+jwt`).
     public func sign(claimsJSON: [UInt8], type: String = "JWT") throws -> String {
-        var token = encodedHeaders[type] ?? Self.encodedHeader(algorithm: key.algorithm, keyID: keyID, type: type)
-        token.append(".")
-        token.append(Base64URL.encode(claimsJSON))
-        let signature = try key.signature(for: Array(token.utf8))
-        token.append(".")
-        token.append(Base64URL.encode(signature))
-        return token
+        try Self.compact(
+            encodedHeader: encodedHeaders[type] ?? Self.encodedHeader(algorithm: key.algorithm, keyID: keyID, type: type), claimsJSON: claimsJSON
+        ) { try key.signature(for: $0) }
     }
 
     /// Signs a claims set given as a JSON object.

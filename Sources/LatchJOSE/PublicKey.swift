@@ -6,8 +6,8 @@ import LatchModel
 /// A public key bound to exactly one JWS algorithm (RFC 8725 §3.1).
 public struct PublicKey: Sendable {
     enum Backing: Sendable {
-        case p256(P256.Signing.PublicKey)
-        case p384(P384.Signing.PublicKey)
+        case p256(SendableKey<P256.Signing.PublicKey>)
+        case p384(SendableKey<P384.Signing.PublicKey>)
         case rsa(_RSA.Signing.PublicKey)
     }
 
@@ -23,14 +23,14 @@ public struct PublicKey: Sendable {
     }
 
     /// Wraps a P-384 key (ES384).
-    public init(p384 key: P384.Signing.PublicKey) { backing = .p384(key) }
+    public init(p384 key: P384.Signing.PublicKey) { backing = .p384(SendableKey(key)) }
 
     /// Wraps a P-256 key (ES256).
-    public init(p256 key: P256.Signing.PublicKey) { backing = .p256(key) }
+    public init(p256 key: P256.Signing.PublicKey) { backing = .p256(SendableKey(key)) }
 
     /// The P-256 key, when this is one.
     public var p256: P256.Signing.PublicKey? {
-        if case .p256(let key) = backing { return key }
+        if case .p256(let box) = backing { return box.key }
         return nil
     }
 
@@ -67,12 +67,12 @@ public struct PublicKey: Sendable {
             guard let key = try? P256.Signing.PublicKey(derRepresentation: der) else {
                 throw JOSEError(.invalidKey, "not a P-256 public key (ES256 needs an EC P-256 SPKI key)")
             }
-            backing = .p256(key)
+            backing = .p256(SendableKey(key))
         case .ES384:
             guard let key = try? P384.Signing.PublicKey(derRepresentation: der) else {
                 throw JOSEError(.invalidKey, "not a P-384 public key (ES384 needs an EC P-384 SPKI key)")
             }
-            backing = .p384(key)
+            backing = .p384(SendableKey(key))
         case .RS256:
             guard let key = try? _RSA.Signing.PublicKey(derRepresentation: der) else {
                 throw JOSEError(.invalidKey, "not an RSA public key of at least 2048 bits")
@@ -94,7 +94,7 @@ public struct PublicKey: Sendable {
             guard jwk.alg == nil || jwk.alg == JWSAlgorithm.ES384.rawValue else {
                 throw JOSEError(.algorithmMismatch, "an EC P-384 JWK must be used with ES384")
             }
-            backing = .p384(key)
+            backing = .p384(SendableKey(key))
         case "EC":
             guard jwk.crv == "P-256", let x = jwk.x.flatMap(Base64URL.decode), let y = jwk.y.flatMap(Base64URL.decode),
                 x.count == 32, y.count == 32,
@@ -103,7 +103,7 @@ public struct PublicKey: Sendable {
             guard jwk.alg == nil || jwk.alg == JWSAlgorithm.ES256.rawValue else {
                 throw JOSEError(.algorithmMismatch, "an EC P-256 JWK must be used with ES256")
             }
-            backing = .p256(key)
+            backing = .p256(SendableKey(key))
         case "RSA":
             guard let n = jwk.n.flatMap(Base64URL.decode), let e = jwk.e.flatMap(Base64URL.decode),
                 let key = try? _RSA.Signing.PublicKey(n: n, e: e), key.keySizeInBits <= Self.maximumRSABits
@@ -120,8 +120,8 @@ public struct PublicKey: Sendable {
     /// The SPKI DER encoding.
     public var derRepresentation: Data {
         switch backing {
-        case .p256(let key): key.derRepresentation
-        case .p384(let key): key.derRepresentation
+        case .p256(let box): box.key.derRepresentation
+        case .p384(let box): box.key.derRepresentation
         case .rsa(let key): key.derRepresentation
         }
     }
@@ -129,8 +129,8 @@ public struct PublicKey: Sendable {
     /// The SPKI PEM encoding.
     public var pemRepresentation: String {
         switch backing {
-        case .p256(let key): key.pemRepresentation
-        case .p384(let key): key.pemRepresentation
+        case .p256(let box): box.key.pemRepresentation
+        case .p384(let box): box.key.pemRepresentation
         case .rsa(let key): key.pemRepresentation
         }
     }
@@ -138,12 +138,14 @@ public struct PublicKey: Sendable {
     /// The public JWK, with `kid`, `alg` and `use: sig`.
     public func jwk(kid: String) -> JSONWebKey {
         switch backing {
-        case .p256(let key):
+        case .p256(let box):
+            let key = box.key
             let raw = key.rawRepresentation
             return JSONWebKey(
                 kty: "EC", kid: kid, alg: "ES256", crv: "P-256",
                 x: Base64URL.encode(raw.prefix(32)), y: Base64URL.encode(raw.suffix(32)))
-        case .p384(let key):
+        case .p384(let box):
+            let key = box.key
             let raw = key.rawRepresentation
             return JSONWebKey(
                 kty: "EC", kid: kid, alg: "ES384", crv: "P-384",
@@ -173,13 +175,15 @@ public struct PublicKey: Sendable {
     /// must also be in low-S form (the only form Latch writes), so a signature of Latch's has one spelling.
     public func isValidSignature(_ signature: some DataProtocol, for signingInput: some DataProtocol, canonical: Bool = false) -> Bool {
         switch backing {
-        case .p256(let key):
+        case .p256(let box):
+            let key = box.key
             // RFC 7518 §3.4: the signature is R || S, 32 bytes each.
             guard signature.count == 64, !canonical || P256LowS.isLow(signature.dropFirst(32)),
                 let ecdsa = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
             else { return false }
             return key.isValidSignature(ecdsa, for: SHA256.hash(data: signingInput))
-        case .p384(let key):
+        case .p384(let box):
+            let key = box.key
             // R || S, 48 bytes each. Latch never signs ES384, so no form is canonical: `canonical` refuses it.
             guard signature.count == 96, !canonical, let ecdsa = try? P384.Signing.ECDSASignature(rawRepresentation: signature) else {
                 return false

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import LatchJOSE
-import Synchronization
+import LatchModel
 
 /// Server nonces for DPoP proofs (RFC 9449 §9) without storage: the nonce of time window `w` (`w` = Unix seconds ÷
 /// window length) is base64url of `w` (8 bytes, big-endian) followed by the first 16 bytes of
@@ -13,7 +13,7 @@ public final class DPoPNonceSource: Sendable {
     let key: SymmetricKey
     let clock: @Sendable () -> Int64
     /// The nonces of the latest window seen and the one before it, made once per window.
-    let cached = Mutex<(window: Int64, current: String, previous: String)?>(nil)
+    let cached = Locked<(window: Int64, current: String, previous: String)?>(nil)
 
     /// A source with windows of `window` seconds (at least 1) and MAC key `secret` (a random one when nil); `clock`
     /// gives Unix seconds.

@@ -1,5 +1,5 @@
 import Crypto
-import Synchronization
+import LatchModel
 
 /// The DPoP proof `jti`s seen recently (RFC 9449 §11.1), so that a proof is accepted once.
 ///
@@ -48,12 +48,12 @@ public final class DPoPReplayCache: Sendable {
 
     /// Most entries held at once.
     public let capacity: Int
-    let state: Mutex<State>
+    let state: Locked<State>
 
     /// A cache of at most `capacity` (≥ 1) entries.
     public init(capacity: Int = 500_000) {
         self.capacity = max(1, capacity)
-        state = Mutex(State())
+        state = Locked(State())
     }
 
     /// Entries held now (expired ones included until an admission drops them).

@@ -4,7 +4,6 @@ import Foundation
 import LatchModel
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 /// Asks Latch whether a token is active (RFC 7662). ``HTTPTokenIntrospector`` makes the HTTP call; tests may answer
 /// themselves.
@@ -69,7 +68,7 @@ final class IntrospectionCache: Sendable {
     let capacity: Int
     /// The answers' expiries, and when a full cache may next be swept (at most once a second: tokens are verified
     /// before they get here, yet sweeping costs a pass over every entry).
-    let state = Mutex<(entries: [DPoPReplayCache.Key: Int64], nextSweep: Int64)>(([:], 0))
+    let state = Locked<(entries: [DPoPReplayCache.Key: Int64], nextSweep: Int64)>(([:], 0))
 
     init(lifetime: Int64, capacity: Int) {
         self.lifetime = lifetime

@@ -4,7 +4,6 @@ import LatchModel
 import Logging
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 /// Fetches Latch's JWK Set (RFC 7517 §5). ``HTTPJWKSFetcher`` makes the HTTP call; tests may count or fail fetches.
 ///
@@ -96,7 +95,7 @@ public final class JWKSCache: Sendable {
     let fetcher: any JWKSFetching
     let clock: @Sendable () -> Int64
     let logger: Logger
-    let state = Mutex(State())
+    let state = Locked(State())
 
     /// A cache of the keys at `url`; `clock` gives Unix seconds.
     public init(

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import LatchModel
 
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +18,7 @@ import Darwin
 /// its start), and none of the parent's other descriptors (where the C library can close them: glibc 2.34+).
 public final class ChildProcess: Sendable {
     public let pid: pid_t
-    private let status = Mutex<Int32?>(nil)
+    private let status = Locked<Int32?>(nil)
 
     public init(executable: String, arguments: [String], environment: [String: String], outputPath: String) throws {
         var actions = posix_spawn_file_actions_t()

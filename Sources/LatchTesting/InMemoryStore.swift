@@ -1,7 +1,6 @@
 import Foundation
 import LatchCore
 import LatchModel
-import Synchronization
 
 /// A store in memory, for unit tests of the engines. It passes the same conformance suite as SQLite and
 /// PostgreSQL (``StoreConformance``): one lock serializes every unit of work, and a unit that is refused leaves
@@ -72,7 +71,7 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
         static func < (lhs: Self, rhs: Self) -> Bool { (lhs.issuer, lhs.keyID) < (rhs.issuer, rhs.keyID) }
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Chains the audit records this store writes.
     public let auditChain = AuditChain()
 
@@ -979,7 +978,7 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
 
 /// A ``StoreObserver`` that remembers what it was told (for the stores' tests).
 public final class RecordingStoreObserver: StoreObserver {
-    private let state = Mutex<(commits: [Int], failures: [String], reads: Int)>(([], [], 0))
+    private let state = Locked<(commits: [Int], failures: [String], reads: Int)>(([], [], 0))
 
     public init() {}
 

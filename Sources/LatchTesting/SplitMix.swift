@@ -1,5 +1,5 @@
 import LatchCore
-import Synchronization
+import LatchModel
 
 /// A small deterministic random generator (SplitMix64) for bounded, reproducible fuzzing.
 public struct SplitMix: RandomNumberGenerator, Sendable {
@@ -19,7 +19,7 @@ public struct SplitMix: RandomNumberGenerator, Sendable {
 extension RandomSource {
     /// A reproducible source for tests: SplitMix64 from `seed`. Never for production.
     public static func seeded(_ seed: UInt64) -> RandomSource {
-        let generator = Mutex(SplitMix(seed: seed))
+        let generator = Locked(SplitMix(seed: seed))
         return RandomSource { count in
             generator.withLock { generator in (0..<count).map { _ in UInt8.random(in: .min ... .max, using: &generator) } }
         }

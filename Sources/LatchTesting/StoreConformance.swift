@@ -2,7 +2,6 @@ import Foundation
 import LatchCore
 import LatchJOSE
 import LatchModel
-import Synchronization
 import Testing
 
 /// The behaviour every store backend must show, checked through the store protocols only. Each backend's test
@@ -1300,7 +1299,7 @@ public enum StoreConformance {
             #expect(recorded == 20)
             #expect(try await store.customTransaction(id: "ct-bare")?.attempts == 20)
             // Attempt numbers reserved at once on two replicas are all different: 21…40.
-            final class Numbers: Sendable { let taken = Mutex<[Int64]>([]) }
+            final class Numbers: Sendable { let taken = Locked<[Int64]>([]) }
             let numbers = Numbers()
             _ = await (0..<20).asyncConcurrentCount { index in
                 guard let number = try? await pick(index, store, replica).write({

@@ -1,22 +1,22 @@
 import Foundation
 import LatchCore
-import Synchronization
+import LatchModel
 
 /// A clock that stands still until a test moves it — or, made with ``running()``, follows the system's time plus
 /// whatever the test moved it by (for a server talking to a client that reads the system's clock).
 public final class TestClock: Sendable {
-    private let current: Mutex<Date>
+    private let current: Locked<Date>
     /// For a running clock: the system time `current` was read at.
     private let runningSince: Date?
 
     /// Starts at `start` (default: a fixed instant in 2026).
     public init(start: Date = Date(timeIntervalSince1970: 1_790_000_000)) {
-        current = Mutex(start)
+        current = Locked(start)
         runningSince = nil
     }
 
     private init(runningFrom start: Date) {
-        current = Mutex(start)
+        current = Locked(start)
         runningSince = start
     }
 

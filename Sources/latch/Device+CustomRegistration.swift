@@ -130,32 +130,38 @@ extension Device.Register {
     /// JSON) is a usage error (exit 2) after the transaction was cancelled.
     static func registerCustom(_ client: UserClient, provider: String, data: [String]) async throws -> CustomRegistrationResult {
         let handler = TerminalCustomRegistration(given: data.isEmpty ? nil : data)
-        do throws(UserClientError) {
-            let result = try await client.registerWithCustomProvider(provider, handler: handler)
-            if let data = result.data { Device.note("the hook answered (status \(result.status)):\n" + Device.pretty(data)) }
-            return result
-        } catch .serviceUnavailable {
-            // The SDK's case covers the hook (down, or too slow) and Latch itself (busy): say both, and how to go on.
-            Device.note(
-                """
-                error: service unavailable: \(provider)'s registration service (its hook) could not be reached or did not answer in time, \
-                or Latch is busy. Run the same command again later: a complete already sent is resent as it was, not asked for again.
-                """)
-            throw ExitCode(ExitStatus.unreachable)
-        } catch .customRegistrationCancelled {
-            switch await handler.stop {
-            case .ranOut(let step, let call)?:
+        let result: CustomRegistrationResult
+        do {
+            result = try await client.registerWithCustomProvider(provider, handler: handler)
+        } catch {
+            switch error.code {
+            case .serviceUnavailable:
+                // The SDK's code covers the hook (down, or too slow) and Latch itself (busy): say both, and how to go on.
                 Device.note(
-                    data.isEmpty
-                        ? "error: standard input ended before hook call \(call) (\(step)): give its data on a line, or use --data"
-                        : "error: hook call \(call) (\(step)) needs one more --data (\(data.count) given)")
-                throw ExitCode(ExitStatus.usage)
-            case .invalid(let message)?:
-                Device.note("error: standard input: \(message)")
-                throw ExitCode(ExitStatus.usage)
-            case .cancelled?, nil:
-                throw UserClientError.customRegistrationCancelled
+                    """
+                    error: service unavailable: \(provider)'s registration service (its hook) could not be reached or did not answer in time, \
+                    or Latch is busy. Run the same command again later: a complete already sent is resent as it was, not asked for again.
+                    """)
+                throw ExitCode(ExitStatus.unreachable)
+            case .customRegistrationCancelled:
+                switch await handler.stop {
+                case .ranOut(let step, let call)?:
+                    Device.note(
+                        data.isEmpty
+                            ? "error: standard input ended before hook call \(call) (\(step)): give its data on a line, or use --data"
+                            : "error: hook call \(call) (\(step)) needs one more --data (\(data.count) given)")
+                    throw ExitCode(ExitStatus.usage)
+                case .invalid(let message)?:
+                    Device.note("error: standard input: \(message)")
+                    throw ExitCode(ExitStatus.usage)
+                case .cancelled?, nil:
+                    throw error
+                }
+            default:
+                throw error
             }
         }
+        if let data = result.data { Device.note("the hook answered (status \(result.status)):\n" + Device.pretty(data)) }
+        return result
     }
 }

@@ -7,7 +7,6 @@ import LatchModel
 import Logging
 import NIOCore
 import ServiceLifecycle
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -117,8 +116,8 @@ enum LoopbackRedirect {
     final class Exchange: Sendable {
         let redirectURI: String
         /// The `state` of the sign-in URL: a callback without it (another tab, a stray request) is refused.
-        let state = Mutex<String?>(nil)
-        let answered = Mutex(false)
+        let state = Locked<String?>(nil)
+        let answered = Locked(false)
         let outcomes: AsyncStream<Result<String, any Error>>
         let deliver: AsyncStream<Result<String, any Error>>.Continuation
 
@@ -128,7 +127,13 @@ enum LoopbackRedirect {
         }
 
         /// Claims the one answer: true the first time.
-        func claim() -> Bool { answered.withLock { was in defer { was = true }; return !was } }
+        func claim() -> Bool {
+            answered.withLock { was in
+                let first = !was
+                was = true
+                return first
+            }
+        }
     }
 
     /// Listens on 127.0.0.1:`port` (0: a free port), calls `start` with the redirect URI (which must return the URL
@@ -217,7 +222,7 @@ enum LoopbackRedirect {
 
     /// Where the route finds the exchange once the port, hence the redirect URI, is known.
     final class ExchangeBox: Sendable {
-        let exchange = Mutex<Exchange?>(nil)
+        let exchange = Locked<Exchange?>(nil)
     }
 
     /// A tiny HTML page for the browser.

@@ -102,9 +102,9 @@ struct Device: AsyncParsableCommand {
     }
 
     static func exitCode(_ error: UserClientError) -> Int32 {
-        switch error {
+        switch error.code {
         case .network, .serviceUnavailable: 3
-        case .notRegistered: 4
+        case .notRegistered, .deviceKeyLost: 4
         case .notSignedIn: 5
         case .notAuthorized, .issuerTokenRejected: 6
         case .insufficientAuthentication: 7
@@ -112,9 +112,9 @@ struct Device: AsyncParsableCommand {
         case .invalidConfiguration, .invalidInput, .pinRefused: 2
         case .pinAttemptFailed: 9
         case .registrationRestartRequired: 10
-        case .customRegistrationCancelled, .federatedSignInCancelled: 11
+        case .customRegistrationCancelled, .cancelled: 11
         case .federatedSignInFailed, .federatedSignInStateMismatch, .federatedSignInIssuerMismatch: 6
-        case .server: 1
+        default: 1
         }
     }
 

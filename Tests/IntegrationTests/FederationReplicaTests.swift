@@ -6,7 +6,6 @@ import LatchModel
 import LatchTesting
 import NIOCore
 import NIOHTTP1
-import Synchronization
 import Testing
 
 /// Browser sign-in on two replicas of one PostgreSQL deployment: the upstream's callback and the authorization code
@@ -101,10 +100,10 @@ struct FederationReplicaTests {
 
         // Ten callbacks at once across both replicas: one sign-in.
         final class Tally: Sendable {
-            let codes = Mutex<[String]>([])
-            let refusals = Mutex<Int>(0)
-            let statuses = Mutex<[Int]>([])
-            let refresh = Mutex<String?>(nil)
+            let codes = Locked<[String]>([])
+            let refusals = Locked<Int>(0)
+            let statuses = Locked<[Int]>([])
+            let refresh = Locked<String?>(nil)
         }
         let tally = Tally()
         await withTaskGroup(of: Void.self) { group in

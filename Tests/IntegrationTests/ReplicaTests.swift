@@ -4,7 +4,6 @@ import LatchAttestation
 import LatchJOSE
 import LatchModel
 import LatchTesting
-import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -33,10 +32,10 @@ enum TestPostgres {
 
 /// Status counts and each worker's last acknowledged token, shared by load tasks.
 final class Tally: Sendable {
-    let counts = Mutex<[Int: Int]>([:])
-    let acknowledged = Mutex<[Int: String]>([:])
+    let counts = Locked<[Int: Int]>([:])
+    let acknowledged = Locked<[Int: String]>([:])
     /// Error codes seen, for races whose losers must all say the same thing.
-    let codes = Mutex<Set<String>>([])
+    let codes = Locked<Set<String>>([])
     func add(_ status: Int) { counts.withLock { $0[status, default: 0] += 1 } }
     subscript(status: Int) -> Int { counts.withLock { $0[status] ?? 0 } }
     var statuses: Set<Int> { counts.withLock { Set($0.keys) } }
@@ -453,8 +452,8 @@ extension ReplicaTests {
 
         // 2. Ten different tokens for one new consumer at once: ten sessions, one principal.
         final class Logins: Sendable {
-            let subjects = Mutex<Set<String>>([])
-            let accessTokens = Mutex<[String]>([])
+            let subjects = Locked<Set<String>>([])
+            let accessTokens = Locked<[String]>([])
         }
         let seen = Logins()
         let firsts = Tally()
@@ -530,9 +529,9 @@ extension ReplicaTests {
             return answer["transactionId"]?.stringValue ?? ""
         }
         final class Outcomes: Sendable {
-            let statuses = Mutex<[Int]>([])
-            let users = Mutex<Set<String>>([])
-            let codes = Mutex<[String]>([])
+            let statuses = Locked<[Int]>([])
+            let users = Locked<Set<String>>([])
+            let codes = Locked<[String]>([])
         }
         func race(_ body: CustomRegistrationCompleteRequest) async -> Outcomes {
             let outcomes = Outcomes()
@@ -588,7 +587,7 @@ extension ReplicaTests {
         let proof = try DPoP.proof(
             key: key, method: "POST", url: "https://id.replicas.test/oauth2/token", jti: UUID().uuidString, issuedAt: Int64(Date().timeIntervalSince1970))
         let outcomes = Tally()
-        final class Refreshes: Sendable { let tokens = Mutex<[String]>([]) }
+        final class Refreshes: Sendable { let tokens = Locked<[String]>([]) }
         let refreshTokens = Refreshes()
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<10 {

@@ -2,13 +2,12 @@ import Foundation
 import LatchApp
 import LatchModel
 import Logging
-import Synchronization
 import Testing
 
 @Suite("JSON logs")
 struct JSONLogHandlerTests {
     final class Lines: Sendable {
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
     }
 
     @Test("One JSON object per line: time, level, label, message, source and metadata (nested too); quotes and line breaks stay inside the string; below the level nothing is written")

@@ -6,7 +6,6 @@ import LatchClient
 import LatchJOSE
 import LatchModel
 import LatchTesting
-import Synchronization
 import Testing
 
 /// An App Attest "device" for tests: keys in memory, attestations and assertions from the test attestation authority
@@ -14,7 +13,7 @@ import Testing
 final class TestAppAttestProvider: AppAttestProvider {
     let authority: TestAttestationAuthority
     let appID: String
-    private let state = Mutex<(keys: [String: P256.Signing.PrivateKey], counter: UInt32)>(([:], 0))
+    private let state = Locked<(keys: [String: P256.Signing.PrivateKey], counter: UInt32)>(([:], 0))
 
     init(authority: TestAttestationAuthority, appID: String) {
         self.authority = authority

@@ -4,7 +4,6 @@ import LatchClient
 import LatchModel
 import LatchSQLite
 import LatchTesting
-import Synchronization
 import Testing
 
 /// A ``CustomRegistrationHandler`` answering from a script (`.cancel` once a script runs out), recording every call.
@@ -160,10 +159,11 @@ struct CustomRegistrationClientTests {
                 try await other.registerWithCustomProvider(
                     "invitation", flow: .oneStep, handler: ScriptedCustomHandler(finish: [.respond(["code": "ALPHA", "username": "bob"])]))
             }
-            guard case .registrationRestartRequired(let status, let data)? = used else {
+            guard let used, used.code == .registrationRestartRequired else {
                 Issue.record("a used invitation: \(String(describing: used))")
                 return
             }
+            let (status, data) = (used.hookStatus, used.hookData)
             #expect(status == 5001 && data?["message"] == "this invitation was used")
             #expect(await other.isRegistered() == false)
         }
@@ -209,10 +209,11 @@ struct CustomRegistrationClientTests {
             let handler = ScriptedCustomHandler(
                 init: [.respond(Self.phone)], finish: [Self.code("000000"), Self.code("000001"), Self.code("000002"), Self.code("123456")])
             let failure = await Self.failure { try await client.registerWithCustomProvider("sms", flow: .twoStep, handler: handler) }
-            guard case .registrationRestartRequired(let status, let data)? = failure else {
+            guard let failure, failure.code == .registrationRestartRequired else {
                 Issue.record("three wrong codes: \(String(describing: failure))")
                 return
             }
+            let (status, data) = (failure.hookStatus, failure.hookData)
             #expect(status == 5001 && data?["message"] == "too many attempts")
             #expect(await handler.calls.count == 4, "init and three completes; the fourth answer was never asked for")
             #expect(await client.isRegistered() == false)

@@ -7,7 +7,6 @@ import LatchModel
 import LatchTesting
 import NIOCore
 import NIOHTTP1
-import Synchronization
 import Testing
 
 /// A browser for the SDK's federated sign-in tests, over real HTTP: follows 302/303 redirects between a ``LiveLatch``
@@ -33,7 +32,7 @@ final class FederatedBrowser: Sendable {
 
     let origins: [String]
     /// Cookies by origin, then name.
-    let jar = Mutex<[String: [String: String]]>([:])
+    let jar = Locked<[String: [String: String]]>([:])
 
     static let http = HTTPClient(configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(60))))
 

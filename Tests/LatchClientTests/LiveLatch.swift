@@ -10,7 +10,6 @@ import LatchServer
 import LatchTesting
 import Logging
 import ServiceLifecycle
-import Synchronization
 import Testing
 
 /// A Latch on a loopback port (HummingbirdTesting's live mode) with a test clock, for SDK tests.
@@ -89,9 +88,9 @@ struct LiveLatch: Sendable {
 /// A transport that counts requests by path and can drop answers, over URLSession.
 final class RecordingTransport: HTTPTransport {
     private let inner = URLSessionTransport()
-    private let counts = Mutex<[String: Int]>([:])
+    private let counts = Locked<[String: Int]>([:])
     /// Paths whose next answer is lost after the server handled the request.
-    let dropNextAnswer = Mutex<Set<String>>([])
+    let dropNextAnswer = Locked<Set<String>>([])
 
     func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
         let path = request.url.path
@@ -106,7 +105,7 @@ final class RecordingTransport: HTTPTransport {
 
 /// A clock the SDK reads, movable by the test.
 final class MovableClock: Sendable {
-    private let offset = Mutex<TimeInterval>(0)
+    private let offset = Locked<TimeInterval>(0)
     func advance(_ seconds: TimeInterval) { offset.withLock { $0 += seconds } }
     var now: @Sendable () -> Date { { [self] in Date().addingTimeInterval(offset.withLock { $0 }) } }
 }

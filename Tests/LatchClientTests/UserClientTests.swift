@@ -5,7 +5,6 @@ import LatchJOSE
 import LatchModel
 import LatchSQLite
 import LatchTesting
-import Synchronization
 import Testing
 
 @Suite("UserClient against a live server", .serialized)
@@ -271,7 +270,7 @@ struct UserClientTests {
                 try await client.signInWithFido(pin, pin: "000000")
                 Issue.record("a wrong PIN signed in")
             } catch let error as UserClientError {
-                guard case .pinAttemptFailed(let status) = error else { throw error }
+                guard error.code == .pinAttemptFailed, let status = error.pinStatus else { throw error }
                 #expect(status.remainingTries == 4)
             }
             #expect(try await client.pinStatus().remainingTries == 4)
@@ -284,7 +283,7 @@ struct UserClientTests {
             let client = try latch.device()
             _ = try await client.registerWithAuthenticationProvider(try latch.testProvider())
             _ = try await client.signInWithKey()
-            let outcomes = Mutex<[String]>([])
+            let outcomes = Locked<[String]>([])
             // A PIN outside the policy: onError with a recoverable refusal, nothing registered.
             await client.registrationOperation([PinAuthenticator.forTests()], pin: "12")
                 .onSuccess { _ in outcomes.withLock { $0.append("registered") } }
@@ -301,7 +300,7 @@ struct UserClientTests {
             await client.authenticationOperation(PinAuthenticator.forTests(), pin: "000000")
                 .onSuccess { _ in outcomes.withLock { $0.append("signed in") } }
                 .onError { error in
-                    if case .pinAttemptFailed(let status) = error { outcomes.withLock { $0.append("tries \(status.remainingTries)") } }
+                    if let status = error.pinStatus { outcomes.withLock { $0.append("tries \(status.remainingTries)") } }
                 }
                 .execute().value
             await client.authenticationOperation(PinAuthenticator.forTests(), pin: "480219")

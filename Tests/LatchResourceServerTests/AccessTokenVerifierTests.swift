@@ -3,7 +3,6 @@ import LatchJOSE
 import LatchModel
 import LatchResourceServer
 import LatchTesting
-import Synchronization
 import Testing
 
 @Suite("Access tokens (RFC 9068) and Latch's JWKS")
@@ -227,8 +226,8 @@ struct AccessTokenVerifierTests {
     @Test("A fetcher behind the protocol: failures keep keys, and a JWKS's bad members are left out")
     func fetcherProtocol() async throws {
         final class Fetcher: JWKSFetching {
-            let body: Mutex<[UInt8]?>
-            init(_ body: [UInt8]?) { self.body = Mutex(body) }
+            let body: Locked<[UInt8]?>
+            init(_ body: [UInt8]?) { self.body = Locked(body) }
             func fetchJWKS(from url: String) async throws -> [UInt8] {
                 guard let body = body.withLock({ $0 }) else { throw HTTPJWKSFetcher.Failure(description: "down") }
                 return body

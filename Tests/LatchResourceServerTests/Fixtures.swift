@@ -7,7 +7,6 @@ import LatchModel
 import LatchResourceServer
 import LatchTesting
 import NIOCore
-import Synchronization
 import Testing
 
 /// A live stand-in for Latch on 127.0.0.1: its JWKS at `/.well-known/jwks.json` (what the test publishes; fetches are
@@ -25,7 +24,7 @@ final class LatchStandIn: Sendable {
     static let introspectionClientID = "rs-1"
     static let introspectionSecret = "s3cret/+"
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func publish(_ keys: [JSONWebKey]) { state.withLock { $0.keys = keys } }
     var fetches: Int { state.withLock { $0.fetches } }

@@ -3,7 +3,6 @@ import LatchJOSE
 import LatchModel
 import LatchResourceServer
 import LatchTesting
-import Synchronization
 import Testing
 
 @Suite("Introspection (RFC 7662) and step-up (RFC 9470)")
@@ -40,7 +39,7 @@ struct IntrospectionAndStepUpTests {
     @Test("Active answers are cached for the configured time and never past the token's exp; inactive ones never")
     func introspectionCache() async throws {
         final class Introspector: TokenIntrospecting {
-            let state = Mutex<(calls: Int, active: Bool, fail: Bool)>((0, true, false))
+            let state = Locked<(calls: Int, active: Bool, fail: Bool)>((0, true, false))
             func introspect(token: String) async throws -> [String: JSONValue] {
                 let (active, fail) = state.withLock { state in
                     state.calls += 1

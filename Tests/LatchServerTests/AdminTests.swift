@@ -1,6 +1,5 @@
 import Configuration
 import Foundation
-import Synchronization
 import HTTPTypes
 import LatchApp
 import LatchCore
@@ -127,7 +126,7 @@ struct AdminTokenTests {
 struct RateLimitTests {
     @Test("Token buckets: a burst, then one request per refill interval; addresses are independent")
     func buckets() {
-        let clock = Mutex<Double>(0)
+        let clock = Locked<Double>(0)
         let limiter = RateLimiter(perMinute: 60, burst: 3, now: { clock.withLock { $0 } })
         #expect((0..<3).map { _ in limiter.acquire("a") } == [nil, nil, nil])
         #expect(limiter.acquire("a") == 1)

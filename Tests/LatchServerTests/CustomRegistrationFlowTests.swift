@@ -10,7 +10,6 @@ import LatchModel
 @testable import LatchSQLite
 import LatchTesting
 import NIOCore
-import Synchronization
 import Testing
 
 /// Custom registration end to end: Latch over HTTP (in-process router), the example hooks as real processes, and a
@@ -424,7 +423,7 @@ final class ScriptedHook: Sendable {
         let idempotencyKey: String
     }
 
-    private let state = Mutex<(seen: [Seen], failures: Int, twoStepFails: Bool)>(([], 0, false))
+    private let state = Locked<(seen: [Seen], failures: Int, twoStepFails: Bool)>(([], 0, false))
 
     var failures: Int {
         get { state.withLock { $0.failures } }

@@ -10,7 +10,6 @@ import Logging
 @testable import LatchSQLite
 @testable import LatchServer
 import LatchTesting
-import Synchronization
 import Testing
 
 /// One Latch deployment on a fresh SQLite folder with a fixed clock, driven in-process.
@@ -191,7 +190,7 @@ func verifyAgainstJWKS(_ token: String, jwks: JSONWebKeySet) throws -> [String: 
 
 /// Every answer of a test, for checking against docs/openapi.json (scripts/check_answers.py).
 final class AnswerRecorder: Sendable {
-    private let answers = Mutex<[JSONValue]>([])
+    private let answers = Locked<[JSONValue]>([])
 
     func record(method: String, path: String, reply: Reply) {
         let body = reply.body.isEmpty ? JSONValue.null : ((try? JSONValue.parse(reply.body)) ?? .string(String(decoding: reply.body, as: UTF8.self)))

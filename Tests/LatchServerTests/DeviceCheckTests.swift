@@ -8,7 +8,6 @@ import LatchCore
 import LatchJOSE
 import LatchModel
 import LatchTesting
-import Synchronization
 import Testing
 
 /// A local stand-in of Apple's DeviceCheck API (developer.apple.com, "Accessing and modifying per-device data"):
@@ -19,9 +18,9 @@ final class AppleDeviceCheckStandIn: Sendable {
     let teamID = "TEAM123456"
     let keyID = "KEY1234567"
     let teamKey = P256.Signing.PrivateKey()
-    let bits = Mutex<[String: (Bool, Bool)]>([:])
+    let bits = Locked<[String: (Bool, Bool)]>([:])
     /// Every call, as `host operation`.
-    let calls = Mutex<[String]>([])
+    let calls = Locked<[String]>([])
     /// Apple's clock, for the token's `iat`: the deployment's test clock.
     let now: @Sendable () -> Date
 

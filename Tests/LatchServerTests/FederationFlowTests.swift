@@ -10,7 +10,6 @@ import LatchModel
 import LatchTesting
 import NIOCore
 import NIOHTTP1
-import Synchronization
 import Testing
 
 /// Browser sign-in end to end: Latch over HTTP (in-process router) as the apps' OpenID provider, a real upstream OpenID

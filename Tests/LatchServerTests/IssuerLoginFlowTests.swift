@@ -7,7 +7,6 @@ import LatchCore
 import LatchJOSE
 import LatchModel
 import LatchTesting
-import Synchronization
 import Testing
 
 /// Issuer login over HTTP: login issuers, multi-issuer and multi-consumer login, adding tokens, the login validity
@@ -386,7 +385,7 @@ struct IssuerLoginFlowTests {
 
 /// A live JWKS endpoint for tests: serves what the test publishes, counts fetches, and can fail.
 final class JWKSPublisher: Sendable {
-    private let state = Mutex<(keys: [JSONWebKey], fetches: Int, fail: Bool)>(([], 0, false))
+    private let state = Locked<(keys: [JSONWebKey], fetches: Int, fail: Bool)>(([], 0, false))
 
     func publish(_ keys: [JSONWebKey]) { state.withLock { $0.keys = keys } }
     var fetches: Int { state.withLock { $0.fetches } }

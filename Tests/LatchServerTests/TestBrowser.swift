@@ -4,7 +4,7 @@ import HTTPTypes
 import LatchJOSE
 import NIOCore
 import NIOHTTP1
-import Synchronization
+import LatchModel
 
 /// A browser for the federation tests: follows 302/303 redirects between Latch (in-process, `https://latch.test`) and a
 /// real upstream provider (over HTTP on 127.0.0.1), keeps each origin's cookies, and stops at a page or at a redirect
@@ -25,9 +25,9 @@ final class TestBrowser: Sendable {
     let latch: Client
     let upstreamOrigin: String
     /// Cookies by origin, then name.
-    let jar = Mutex<[String: [String: String]]>([:])
+    let jar = Locked<[String: [String: String]]>([:])
     /// Every URL visited, in order.
-    let visited = Mutex<[String]>([])
+    let visited = Locked<[String]>([])
 
     static let http = HTTPClient(configuration: .init(redirectConfiguration: .disallow, timeout: .init(connect: .seconds(10), read: .seconds(30))))
 

@@ -1,6 +1,7 @@
 import Crypto
 import CryptoExtras
 import Foundation
+import LatchJOSE
 import LatchModel
 
 /// A FIDO authenticator on this device: it makes a P-256 credential key and signs with it after verifying the
@@ -20,12 +21,14 @@ public protocol FidoAuthenticator: Sendable {
 
 /// A credential key as the device keeps it.
 public struct FidoKey: Sendable {
-    public var publicKey: P256.Signing.PublicKey
+    /// The credential's public key (ES256).
+    public var publicKey: PublicKey
     /// What restores the private key (a salt, a Secure Enclave blob, a software key).
     public var material: Data
 
+    /// A credential key from its P-256 public key and what restores its private key.
     public init(publicKey: P256.Signing.PublicKey, material: Data) {
-        self.publicKey = publicKey
+        self.publicKey = PublicKey(p256: publicKey)
         self.material = material
     }
 }

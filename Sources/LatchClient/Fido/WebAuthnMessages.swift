@@ -25,20 +25,20 @@ public enum WebAuthnMessages {
 
     /// Authenticator data (§6.1): rpIdHash, flags UP|UV (+AT with attested credential data), a zero counter (these
     /// authenticators keep none).
-    static func authenticatorData(rpID: String, attested: (aaguid: [UInt8], credentialID: [UInt8], publicKey: P256.Signing.PublicKey)?) -> [UInt8] {
+    static func authenticatorData(rpID: String, attested: (aaguid: [UInt8], credentialID: [UInt8], publicKey: PublicKey)?) -> [UInt8] {
         var data = Array(SHA256.hash(data: Array(rpID.utf8)))
         data.append(attested == nil ? 0x05 : 0x45)
         data += [0, 0, 0, 0]
         if let attested {
             data += attested.aaguid + [UInt8(attested.credentialID.count >> 8), UInt8(attested.credentialID.count & 0xFF)] + attested.credentialID
-            data += PublicKey(p256: attested.publicKey).coseKey.encoded
+            data += attested.publicKey.coseKey.encoded
         }
         return data
     }
 
     /// A registration's bytes to sign (`webauthn.create`).
     public static func registration(
-        credentialID: [UInt8], aaguid: [UInt8], publicKey: P256.Signing.PublicKey, rpID: String, origin: String, challenge: String
+        credentialID: [UInt8], aaguid: [UInt8], publicKey: PublicKey, rpID: String, origin: String, challenge: String
     ) -> Unsigned {
         Unsigned(
             clientDataJSON: clientData("webauthn.create", challenge: challenge, origin: origin),
@@ -85,7 +85,7 @@ public enum WebAuthnMessages {
     // MARK: With an authenticator's (asynchronous) signer
 
     static func registration(
-        credentialID: [UInt8], aaguid: [UInt8], publicKey: P256.Signing.PublicKey, rpID: String, origin: String, challenge: String,
+        credentialID: [UInt8], aaguid: [UInt8], publicKey: PublicKey, rpID: String, origin: String, challenge: String,
         sign: ([UInt8]) async throws(UserClientError) -> Data
     ) async throws(UserClientError) -> JSONValue {
         let unsigned = registration(credentialID: credentialID, aaguid: aaguid, publicKey: publicKey, rpID: rpID, origin: origin, challenge: challenge)

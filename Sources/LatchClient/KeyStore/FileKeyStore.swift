@@ -57,6 +57,11 @@ public struct FileKeyStore: KeyStore {
         if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
     }
 
+    /// The names of the items stored (temporary files of interrupted writes left out).
+    public func itemNames() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
     public func removeAll() throws {
         for item in try FileManager.default.contentsOfDirectory(atPath: directory.path) {
             try FileManager.default.removeItem(at: directory.appendingPathComponent(item))

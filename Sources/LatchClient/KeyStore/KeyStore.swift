@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
+import LatchModel
 
 /// Where the SDK keeps the device key and tokens, under the client's namespace.
 ///
-/// Implementations: ``FileKeyStore`` (Linux, command line), ``InMemoryKeyStore`` (tests). On Apple platforms a
-/// Keychain store fits the same protocol (items keyed by namespace + name).
+/// Implementations: ``KeychainKeyStore`` (Apple platforms: the Keychain), ``FileKeyStore`` (Linux, command line),
+/// ``InMemoryKeyStore`` (tests). Errors thrown are ``UserClientError``s where the store can say what went wrong.
 public protocol KeyStore: Sendable {
     /// The value stored under `name`, if any.
     func value(for name: String) throws -> Data?
@@ -18,7 +18,7 @@ public protocol KeyStore: Sendable {
 
 /// A key store in memory, for tests.
 public final class InMemoryKeyStore: KeyStore {
-    private let items = Mutex<[String: Data]>([:])
+    private let items = Locked<[String: Data]>([:])
 
     public init() {}
 

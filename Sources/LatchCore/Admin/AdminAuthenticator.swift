@@ -2,7 +2,6 @@ import Foundation
 import LatchJOSE
 import LatchModel
 import Logging
-import Synchronization
 
 /// Who is calling the admin API: the token presented, the account it belongs to and the role it carries.
 public struct AdminCaller: Sendable, Hashable {
@@ -26,7 +25,7 @@ public final class AdminAuthenticator: Sendable {
     private let store: any AdminTokenStore & UnitOfWork
     private let clock: LatchClock
     private let logger: Logger
-    private let cache = Mutex<(tokens: [AdminTokenRecord], loadedAt: Int64?)>(([], nil))
+    private let cache = Locked<(tokens: [AdminTokenRecord], loadedAt: Int64?)>(([], nil))
 
     /// The id of the token configured through `LATCH_ADMIN_TOKEN` (replaced when the variable changes).
     public static let environmentTokenID = "env"

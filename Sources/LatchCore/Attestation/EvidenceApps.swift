@@ -3,7 +3,6 @@ import Foundation
 import LatchAttestation
 import LatchModel
 import Logging
-import Synchronization
 
 /// The registered apps' evidence settings, read from the clients (``ClientEvidence``) and cached briefly: every
 /// attestation looks its app up here.
@@ -29,7 +28,7 @@ public final class EvidenceApps: Sendable {
     private let clock: LatchClock
     private let sealer: KeySealer?
     private let logger: Logger
-    private let state = Mutex<(snapshot: Snapshot, loadedAt: Int64?)>((Snapshot(), nil))
+    private let state = Locked<(snapshot: Snapshot, loadedAt: Int64?)>((Snapshot(), nil))
     /// Seconds a snapshot is used before it is read again (an admin change on this replica reloads at once).
     static let freshness: Int64 = 5
 

@@ -1,7 +1,6 @@
 import Crypto
 import Foundation
 import LatchModel
-import Synchronization
 
 /// The audit log's tamper evidence: each record carries `HMAC-SHA256(key, previous MAC ‖ seq ‖ body)`, where
 /// `body` is the record's canonical JSON (keys sorted, no white space) and `seq` its position as 8 big-endian
@@ -11,7 +10,7 @@ import Synchronization
 ///
 /// Stores hold one and chain every event they record with it; the deployment gives it its key once assembled.
 public final class AuditChain: Sendable {
-    private let key = Mutex<SymmetricKey>(SymmetricKey(data: [UInt8](repeating: 0, count: 32)))
+    private let key = Locked<SymmetricKey>(SymmetricKey(data: [UInt8](repeating: 0, count: 32)))
 
     /// A chain keyed with zeros until ``setKey(_:)``.
     public init() {}

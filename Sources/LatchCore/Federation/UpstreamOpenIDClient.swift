@@ -2,7 +2,6 @@ import Foundation
 import LatchJOSE
 import LatchModel
 import Logging
-import Synchronization
 
 /// An answer of an upstream identity provider.
 public struct UpstreamResponse: Sendable {
@@ -59,8 +58,8 @@ public final class UpstreamOpenIDClient: Sendable {
     private let clock: LatchClock
     private let timeout: Int64
     private let clockSkew: Int64
-    private let metadataCache = Mutex<[String: Cached<UpstreamMetadata>]>([:])
-    private let keyCache = Mutex<[String: Cached<[String: PublicKey]>]>([:])
+    private let metadataCache = Locked<[String: Cached<UpstreamMetadata>]>([:])
+    private let keyCache = Locked<[String: Cached<[String: PublicKey]>]>([:])
     private let logger: Logger
     /// How long discovery documents and JWKS are kept.
     static let cacheLifetime: Int64 = 3600

@@ -2,7 +2,6 @@ import Foundation
 import LatchJOSE
 import LatchModel
 import Logging
-import Synchronization
 
 /// Fetches a login issuer's JWK Set (RFC 7517 §5). The deployment's implementation makes the HTTP call (bounded in
 /// time and size, no redirects); tests may serve a real JWKS over loopback.
@@ -58,7 +57,7 @@ public final class LoginIssuerRegistry: Sendable {
     let fetcher: (any JWKSFetcher)?
     let clock: LatchClock
     let logger: Logger
-    let state = Mutex(State())
+    let state = Locked(State())
     /// Seconds a loaded issuer list is used before it is read again.
     public let snapshotLifetime: Int64 = 5
     /// Seconds a fetched JWKS is used before it is fetched again.

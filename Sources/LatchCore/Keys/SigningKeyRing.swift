@@ -2,7 +2,6 @@ import Foundation
 import LatchJOSE
 import LatchModel
 import Logging
-import Synchronization
 
 /// Latch's own signing keys: the active signer, the public keys still published, and the JWKS.
 ///
@@ -17,9 +16,9 @@ public final class SigningKeyRing: Sendable {
         var jwksJSON: [UInt8]
     }
 
-    private let snapshot: Mutex<Snapshot>
+    private let snapshot: Locked<Snapshot>
     /// When a reload was last asked for by an unknown `kid` (rate limit).
-    private let lastMissReload = Mutex<Int64?>(nil)
+    private let lastMissReload = Locked<Int64?>(nil)
     private let store: any SigningKeyStore & UnitOfWork
     private let sealer: KeySealer
     private let clock: LatchClock
@@ -31,7 +30,7 @@ public final class SigningKeyRing: Sendable {
         snapshot: Snapshot, store: any SigningKeyStore & UnitOfWork, sealer: KeySealer, clock: LatchClock, algorithm: JWSAlgorithm,
         publicationAfterRetirement: Int64, logger: Logger
     ) {
-        self.snapshot = Mutex(snapshot)
+        self.snapshot = Locked(snapshot)
         self.store = store
         self.sealer = sealer
         self.clock = clock

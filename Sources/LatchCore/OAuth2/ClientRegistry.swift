@@ -1,5 +1,4 @@
 import LatchModel
-import Synchronization
 
 /// Resolves the `client_id` of a request to a known public client, with an in-memory cache.
 ///
@@ -13,7 +12,7 @@ public final class ClientRegistry: Sendable {
 
     private let store: any ClientStore
     private let clock: LatchClock
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// Used when a request names no client.
     public let defaultClientID: String
 

@@ -1,4 +1,4 @@
-import Synchronization
+import LatchModel
 
 /// Access tokens this replica verified recently, with their claims: a device sends the same access token with
 /// every request for up to an hour, and the ES256 verification is the largest part of a signed-in request.
@@ -14,11 +14,11 @@ final class VerifiedTokenCache: Sendable {
         var next = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(capacity: Int) {
         precondition(capacity > 0, "a cache holds at least one token")
-        state = Mutex(State(order: Array(repeating: nil, count: capacity)))
+        state = Locked(State(order: Array(repeating: nil, count: capacity)))
     }
 
     func claims(for token: String) -> AccessTokenClaims? {

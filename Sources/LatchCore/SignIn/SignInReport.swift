@@ -1,4 +1,4 @@
-import Synchronization
+import LatchModel
 
 /// Which sign-in method a token request used, told by the grant that decided it to whoever asked — metrics count
 /// sign-ins by method (`latch_signins_total`), and the JWT-bearer grant carries more than one. Through a task-local:
@@ -6,7 +6,7 @@ import Synchronization
 public final class SignInReport: Sendable {
     @TaskLocal public static var current: SignInReport?
 
-    private let recorded = Mutex<String?>(nil)
+    private let recorded = Locked<String?>(nil)
 
     public init() {}
 

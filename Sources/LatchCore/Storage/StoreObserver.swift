@@ -1,4 +1,4 @@
-import Synchronization
+import LatchModel
 
 /// What a store reports about its own work, for metrics. Called on store threads (SQLite's writer) or tasks: it must
 /// be quick and must not block.
@@ -24,7 +24,7 @@ extension Duration {
 
 /// The observer a store reports to, set once the deployment is assembled (the store opens before it).
 public final class StoreObservers: Sendable {
-    private let current = Mutex<(any StoreObserver)?>(nil)
+    private let current = Locked<(any StoreObserver)?>(nil)
 
     public init() {}
 
@@ -67,7 +67,7 @@ public protocol PooledStore: Sendable {
 /// so the connections in use are `min(operations, size)` and the rest wait.
 public final class PoolGauge: Sendable {
     public let size: Int
-    private let state = Mutex<(current: Int, peak: Int)>((0, 0))
+    private let state = Locked<(current: Int, peak: Int)>((0, 0))
 
     public init(size: Int) { self.size = max(1, size) }
 

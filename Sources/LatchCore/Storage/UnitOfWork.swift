@@ -1,4 +1,4 @@
-import Synchronization
+import LatchModel
 
 /// Every write primitive a store offers inside one transaction: the composition of the per-domain write
 /// protocols. A store's transaction type must conform to all of them, so a backend that lacks one does not compile.
@@ -30,9 +30,9 @@ public protocol UnitOfWork: Sendable {
 
 /// What a write inside a unit of work reported, set by the store before ``UnitOfWork/write(_:)`` returns.
 public final class WriteResult<Value: Sendable>: Sendable {
-    private let stored: Mutex<Value>
+    private let stored: Locked<Value>
 
-    public init(_ initial: Value) { stored = Mutex(initial) }
+    public init(_ initial: Value) { stored = Locked(initial) }
 
     /// The reported value (the initial one until the write ran).
     public var value: Value { stored.withLock { $0 } }

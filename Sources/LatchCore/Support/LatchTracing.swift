@@ -1,11 +1,12 @@
-import Synchronization
+import Atomics
+import LatchModel
 import Tracing
 
 /// Whether Latch makes spans: off unless the deployment exports them (`tracing.enabled`). Off, a span costs nothing —
 /// not even the no-op tracer's lookup under the instrumentation system's lock, which measurably slowed the hot path
 /// (4–8 % on sign-ins and refreshes, several spans a request).
 public enum LatchTracing {
-    private static let enabled = Atomic<Bool>(false)
+    private static let enabled = ManagedAtomic<Bool>(false)
 
     /// Whether spans are made.
     public static var isEnabled: Bool { enabled.load(ordering: .relaxed) }

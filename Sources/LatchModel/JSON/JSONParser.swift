@@ -146,7 +146,7 @@ public struct JSONParser {
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                guard let string = String(validating: bytes[start..<index], as: UTF8.self) else { throw failure("invalid UTF-8") }
+                guard let string = String(validatingUTF8: bytes[start..<index]) else { throw failure("invalid UTF-8") }
                 index += 1
                 return string
             }
@@ -159,7 +159,7 @@ public struct JSONParser {
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
-                guard let string = String(validating: output, as: UTF8.self) else { throw failure("invalid UTF-8") }
+                guard let string = String(validatingUTF8: output) else { throw failure("invalid UTF-8") }
                 index += 1
                 return string
             case UInt8(ascii: "\\"):

@@ -1,3 +1,4 @@
+import Atomics
 import Foundation
 import HTTPTypes
 import Logging
@@ -5,7 +6,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
-import Synchronization
+import LatchModel
 
 /// How long a client may take, and how many connections may be open at once: what keeps slow or silent clients
 /// (slowloris) from holding every connection.
@@ -35,9 +36,9 @@ public struct ConnectionLimits: Sendable {
 public final class ConnectionCounter: Sendable {
     let limits: ConnectionLimits
     let logger: Logger
-    private let open = Atomic<Int>(0)
+    private let open = ManagedAtomic<Int>(0)
     /// Seconds since the epoch of the last "limit reached" log line (one every 10 s at most).
-    private let lastWarning = Atomic<Int64>(0)
+    private let lastWarning = ManagedAtomic<Int64>(0)
 
     public init(limits: ConnectionLimits, logger: Logger) {
         self.limits = limits
@@ -48,9 +49,9 @@ public final class ConnectionCounter: Sendable {
 
     /// Counts a new connection in; false (and uncounted) past the limit.
     func admit() -> Bool {
-        let now = open.wrappingAdd(1, ordering: .relaxed).newValue
+        let now = open.wrappingIncrementThenLoad(by: 1, ordering: .relaxed)
         guard now > limits.maximumConnections else { return true }
-        open.wrappingSubtract(1, ordering: .relaxed)
+        open.wrappingDecrement(ordering: .relaxed)
         let second = Int64(Date().timeIntervalSince1970)
         let last = lastWarning.load(ordering: .relaxed)
         if second - last >= 10, lastWarning.compareExchange(expected: last, desired: second, ordering: .relaxed).exchanged {
@@ -61,7 +62,7 @@ public final class ConnectionCounter: Sendable {
         return false
     }
 
-    func release() { open.wrappingSubtract(1, ordering: .relaxed) }
+    func release() { open.wrappingDecrement(ordering: .relaxed) }
 
     /// The handlers one connection needs (Hummingbird adds them after HTTP decoding).
     public func handlers() -> [any RemovableChannelHandler] { [ConnectionGuard(counter: self)] }

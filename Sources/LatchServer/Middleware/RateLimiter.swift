@@ -2,7 +2,6 @@ import Foundation
 import Hummingbird
 import LatchCore
 import LatchModel
-import Synchronization
 
 /// Token buckets per client address: each address may make `perMinute` requests a minute to the guarded
 /// endpoints, in bursts of up to `burst`. In memory, per replica; the table is bounded (the oldest entries are
@@ -17,7 +16,7 @@ public final class RateLimiter: Sendable {
     private let burst: Double
     private let maximumClients: Int
     private let now: @Sendable () -> Double
-    private let buckets = Mutex<[String: Bucket]>([:])
+    private let buckets = Locked<[String: Bucket]>([:])
 
     /// - Parameter perMinute: requests a minute per address; 0 turns limiting off.
     public init(perMinute: Int, burst: Int? = nil, maximumClients: Int = 100_000, now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {

@@ -1,11 +1,10 @@
 import HTTPTypes
 import Hummingbird
 import LatchModel
-import Synchronization
 
 /// The methods each route path answers, read from the router once its routes are added.
 final class RouteMethods: Sendable {
-    private let table = Mutex<[(path: RouterPath, methods: Set<HTTPRequest.Method>)]>([])
+    private let table = Locked<[(path: RouterPath, methods: Set<HTTPRequest.Method>)]>([])
 
     /// Records every route of `router` (call after the last route is added).
     func record(_ routes: [Router<some RequestContext>.RouteDescription]) {

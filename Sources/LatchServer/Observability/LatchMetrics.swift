@@ -4,7 +4,7 @@ import Hummingbird
 import LatchCore
 import NIOCore
 import Prometheus
-import Synchronization
+import LatchModel
 
 #if canImport(Glibc)
 import Glibc
@@ -43,7 +43,7 @@ public final class LatchMetrics: StoreObserver, Sendable {
     }
 
     let readDuration: CoreMetrics.Timer
-    private let pooled = Mutex<(any PooledStore)?>(nil)
+    private let pooled = Locked<(any PooledStore)?>(nil)
 
     /// Reports `store`'s connection pool at each scrape: `latch_store_pool_size`, `latch_store_pool_connections{state}`
     /// (`in_use`, `waiting`) and `latch_store_pool_peak_operations` (the most operations holding or waiting for a
@@ -55,7 +55,7 @@ public final class LatchMetrics: StoreObserver, Sendable {
 
     let commitUnits: Recorder
     let commitDuration: CoreMetrics.Timer
-    private let storeErrors = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let storeErrors = Locked<[String: CoreMetrics.Counter]>([:])
 
     /// A durable commit: `latch_store_commit_duration_seconds` and `latch_store_commit_units` (SQLite: the group
     /// commit's size).
@@ -96,10 +96,10 @@ public final class LatchMetrics: StoreObserver, Sendable {
         var second: String
     }
 
-    private let requestInstruments = Mutex<[RequestKey: RequestInstruments]>([:])
-    private let tokenCounters = Mutex<[PairKey: CoreMetrics.Counter]>([:])
-    private let registrationCounters = Mutex<[PairKey: CoreMetrics.Counter]>([:])
-    private let signInCounters = Mutex<[PairKey: CoreMetrics.Counter]>([:])
+    private let requestInstruments = Locked<[RequestKey: RequestInstruments]>([:])
+    private let tokenCounters = Locked<[PairKey: CoreMetrics.Counter]>([:])
+    private let registrationCounters = Locked<[PairKey: CoreMetrics.Counter]>([:])
+    private let signInCounters = Locked<[PairKey: CoreMetrics.Counter]>([:])
 
     /// One answered HTTP request: `latch_http_requests_total` and `latch_http_request_duration_seconds` by route
     /// template, method and status.
@@ -123,7 +123,7 @@ public final class LatchMetrics: StoreObserver, Sendable {
     }
 
     /// A counter of `label` for one pair of label values, made once.
-    func pairCounter(_ cache: borrowing Mutex<[PairKey: CoreMetrics.Counter]>, _ label: String, _ names: (String, String), _ values: (String, String))
+    func pairCounter(_ cache: borrowing Locked<[PairKey: CoreMetrics.Counter]>, _ label: String, _ names: (String, String), _ values: (String, String))
         -> CoreMetrics.Counter
     {
         let key = PairKey(first: values.0, second: values.1)

@@ -33,7 +33,7 @@ final class BenchFido: @unchecked Sendable {
             let challenge = options["publicKey"]?["challenge"]?.stringValue
         else { return (status, body, nil) }
         let unsigned = WebAuthnMessages.registration(
-            credentialID: credentialID, aaguid: LatchAuthenticatorModel.software.aaguid, publicKey: key.publicKey, rpID: rpID, origin: origin,
+            credentialID: credentialID, aaguid: LatchAuthenticatorModel.software.aaguid, publicKey: PublicKey(p256: key.publicKey), rpID: rpID, origin: origin,
             challenge: challenge)
         let credential = WebAuthnMessages.registrationJSON(
             unsigned, credentialID: credentialID, signature: try key.signature(for: unsigned.signedBytes).derRepresentation)

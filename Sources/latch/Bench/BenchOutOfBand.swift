@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import LatchModel
 import LatchQR
-import Synchronization
 
 /// The out-of-band scenarios of `latch bench`: `oob-enroll` — the admin API's enrollment of an existing user (a
 /// transaction written, a link encoded as a QR PNG; one request) — and `oob-status` — the backend's status poll (one
@@ -70,7 +69,7 @@ final class BenchOutOfBand: @unchecked Sendable {
             return (Double(count) / (LoadRunner.now() - start), version, bytes)
         }
         let one = measure()
-        let rates = Mutex([Double]())
+        let rates = Locked([Double]())
         DispatchQueue.concurrentPerform(iterations: cores) { _ in
             let rate = measure().rate
             rates.withLock { $0.append(rate) }
