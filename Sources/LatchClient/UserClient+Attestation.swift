@@ -81,7 +81,8 @@ extension UserClient {
             guard response.status == 200 else { throw UserClientError.from(status: response.status, body: response.body, headers: response.headers) }
             return try storeTokens(response, proofKey: key)
         } catch {
-            setStatus(.notSignedIn(.signInFailed))
+            // A lost key already said so (`deviceKeyLost`); any other failure is a failed sign-in.
+            if error.code != .deviceKeyLost { setStatus(.notSignedIn(.signInFailed)) }
             throw error
         }
     }
