@@ -5,7 +5,7 @@ import LatchClient
 let configuration = try LatchClientConfiguration.load(from: URL(fileURLWithPath: "latch-client.json"))
 
 // On Linux or the command line, keys and tokens live in 0600 files under a folder per namespace.
-// (On iOS, a Keychain-backed KeyStore plugs in here.)
+// On iOS and macOS use KeychainKeyStore(namespace: configuration.namespace) instead: see docs/ios.md.
 let keyStore = try FileKeyStore(
     root: URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".latch"), namespace: configuration.namespace)
 let client = try UserClient(configuration: configuration, keyStore: keyStore)

@@ -142,16 +142,7 @@ extension UserClient {
             let assertion = try await WebAuthnMessages.assertion(
                 credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
             ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: pin) }
-            let key = try newSessionKey()
-            let response = try await send(
-                "POST", "oauth2/token",
-                form: [
-                    ("grant_type", GrantType.webauthn), ("ceremony_id", ceremonyID),
-                    ("credential", String(decoding: assertion.serialized(), as: UTF8.self)), ("client_id", configuration.clientId),
-                ],
-                proof: key.map { DPoPProofSpec(key: $0) })
-            guard response.status == 200 else { throw UserClientError.from(status: response.status, body: response.body, headers: response.headers) }
-            return try storeTokens(response, proofKey: key)
+            return try await webAuthnGrant(ceremonyID: ceremonyID, assertion: assertion)
         } catch {
             setStatus(.notSignedIn(.signInFailed))
             throw error
@@ -225,6 +216,21 @@ extension UserClient {
     }
 
     /// A new PIN checked against the server's PIN policy.
+    /// The WebAuthn grant for a signed assertion of ceremony `ceremonyID`, with a DPoP proof of the new session's key;
+    /// the tokens are stored.
+    func webAuthnGrant(ceremonyID: String, assertion: JSONValue) async throws(UserClientError) -> AuthenticationTokens {
+        let key = try newSessionKey()
+        let response = try await send(
+            "POST", "oauth2/token",
+            form: [
+                ("grant_type", GrantType.webauthn), ("ceremony_id", ceremonyID),
+                ("credential", String(decoding: assertion.serialized(), as: UTF8.self)), ("client_id", configuration.clientId),
+            ],
+            proof: key.map { DPoPProofSpec(key: $0) })
+        guard response.status == 200 else { throw UserClientError.from(status: response.status, body: response.body, headers: response.headers) }
+        return try storeTokens(response, proofKey: key)
+    }
+
     func checkPolicy(_ pin: String) async throws(UserClientError) {
         let enroller = PinEnroller(policy: try await fidoPolicy().pin)
         do {

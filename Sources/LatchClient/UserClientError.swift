@@ -13,8 +13,11 @@ import LatchModel
 public struct UserClientError: Error, Sendable, CustomStringConvertible {
     /// A stable, machine-readable error code (snake_case, like the server's).
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code as text (`not_signed_in`, or a server code such as `attestation_environment_mismatch`).
         public let rawValue: String
+        /// A code from its text: for comparing with a server code this SDK version does not name.
         public init(rawValue: String) { self.rawValue = rawValue }
+        /// The code as text.
         public var description: String { rawValue }
 
         /// No user is registered on this device (or `reset()` removed it).
@@ -107,18 +110,27 @@ public struct UserClientError: Error, Sendable, CustomStringConvertible {
 
     // MARK: The errors, by code
 
+    /// ``Code/notRegistered``.
     public static let notRegistered = UserClientError(.notRegistered)
+    /// ``Code/alreadyRegistered``.
     public static let alreadyRegistered = UserClientError(.alreadyRegistered)
+    /// ``Code/notSignedIn``.
     public static let notSignedIn = UserClientError(.notSignedIn)
+    /// ``Code/notAuthorized``.
     public static let notAuthorized = UserClientError(.notAuthorized)
+    /// ``Code/serviceUnavailable``.
     public static let serviceUnavailable = UserClientError(.serviceUnavailable)
+    /// ``Code/customRegistrationCancelled``.
     public static let customRegistrationCancelled = UserClientError(.customRegistrationCancelled)
+    /// ``Code/federatedSignInStateMismatch``.
     public static let federatedSignInStateMismatch = UserClientError(.federatedSignInStateMismatch)
+    /// ``Code/federatedSignInIssuerMismatch``.
     public static let federatedSignInIssuerMismatch = UserClientError(.federatedSignInIssuerMismatch)
     /// The user closed the system sheet (browser or passkey).
     public static let cancelled = UserClientError(.cancelled)
     /// The browser sheet was closed: ``cancelled``.
     public static let federatedSignInCancelled = cancelled
+    /// ``Code/deviceKeyLost``.
     public static let deviceKeyLost = UserClientError(.deviceKeyLost, "this device cannot use the registered device key; register again")
 
     /// The operation needs a sign-in within `maxAge` seconds.
@@ -173,6 +185,7 @@ public struct UserClientError: Error, Sendable, CustomStringConvertible {
         return error
     }
 
+    /// The code and the message, for logs (never shown to users as is).
     public var description: String {
         var text: String
         switch code {

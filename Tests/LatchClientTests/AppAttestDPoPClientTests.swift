@@ -45,21 +45,31 @@ final class TestAppAttestProvider: AppAttestProvider {
 
 @Suite("UserClient App Attest with attested DPoP")
 struct AppAttestDPoPClientTests {
-    @Test("An App Attest device signs in under attested DPoP: its assertion vouches for the SDK's own key, the tokens are bound to it (amr hwk)")
-    func vouchedKey() async throws {
+    static let appID = "ABCDE12345.com.example.app"
+
+    /// A live server trusting a test attestation authority, its default client set up for the app `appID` (App Attest
+    /// in production) with the DPoP policy given, and an App Attest "device" of that authority.
+    static func appAttestLatch(
+        dpop: String? = nil, dpopAttested: Bool? = nil, _ body: @Sendable (LiveLatch, TestAppAttestProvider) async throws -> Void
+    ) async throws {
         let authority = try TestAttestationAuthority.create(now: Date())
         let folder = TemporaryDirectory()
         defer { folder.remove() }
         let root = folder.path + "/root.pem"
         try authority.rootPEM.write(toFile: root, atomically: true, encoding: .utf8)
         try await LiveLatch.run(configure: { $0.testAttestationRootFile = root }) { latch in
-            let appID = "ABCDE12345.com.example.app"
             let patch = AdminClientPatch(
-                ios: AdminIOSEvidence(appIds: [appID], appAttestEnvironment: "production"), dpop: "required", dpopAttested: true)
+                ios: AdminIOSEvidence(appIds: [appID], appAttestEnvironment: "production"), dpop: dpop, dpopAttested: dpopAttested)
             let patched = try await DPoPClientTests.admin(latch, "PATCH", "admin/v1/clients/default", body: patch)
             #expect(patched.status == 200, "\(String(decoding: patched.body, as: UTF8.self))")
+            try await body(latch, TestAppAttestProvider(authority: authority, appID: appID))
+        }
+    }
+
+    @Test("An App Attest device signs in under attested DPoP: its assertion vouches for the SDK's own key, the tokens are bound to it (amr hwk)")
+    func vouchedKey() async throws {
+        try await Self.appAttestLatch(dpop: "required", dpopAttested: true) { latch, provider in
             let client = try latch.device()
-            let provider = TestAppAttestProvider(authority: authority, appID: appID)
             _ = try await client.registerWithAppAttest(provider)
             let tokens = try await client.signInWithAppAttest(provider)
             #expect(tokens.tokenType == "DPoP")

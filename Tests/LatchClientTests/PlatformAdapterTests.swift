@@ -169,17 +169,7 @@ struct BrowserSession: WebAuthenticationSession {
 
 @Suite("SDK platform adapters through their fakes: Keychain store, migration, Secure Enclave keys, App Attest, browser session")
 struct PlatformAdapterTests {
-    static func error(_ body: () async throws -> Void) async -> UserClientError? {
-        do {
-            try await body()
-            return nil
-        } catch let error as UserClientError {
-            return error
-        } catch {
-            Issue.record("not a UserClientError: \(error)")
-            return nil
-        }
-    }
+    static func error(_ body: () async throws -> Void) async -> UserClientError? { await FederatedSignInClientTests.error(body) }
 
     // MARK: Keychain store
 
@@ -305,24 +295,9 @@ struct PlatformAdapterTests {
 
     // MARK: App Attest and DeviceCheck
 
-    static func appAttestLatch(_ body: @Sendable (LiveLatch, TestAppAttestProvider) async throws -> Void) async throws {
-        let authority = try TestAttestationAuthority.create(now: Date())
-        let folder = TemporaryDirectory()
-        defer { folder.remove() }
-        let root = folder.path + "/root.pem"
-        try authority.rootPEM.write(toFile: root, atomically: true, encoding: .utf8)
-        try await LiveLatch.run(configure: { $0.testAttestationRootFile = root }) { latch in
-            let appID = "ABCDE12345.com.example.app"
-            let patch = AdminClientPatch(ios: AdminIOSEvidence(appIds: [appID], appAttestEnvironment: "production"))
-            let patched = try await DPoPClientTests.admin(latch, "PATCH", "admin/v1/clients/default", body: patch)
-            #expect(patched.status == 200, "\(String(decoding: patched.body, as: UTF8.self))")
-            try await body(latch, TestAppAttestProvider(authority: authority, appID: appID))
-        }
-    }
-
     @Test("App Attest: a key made but not attested is attested on the retry (no second key); an attested key is never attested again")
     func appAttestKeyReuse() async throws {
-        try await Self.appAttestLatch { latch, device in
+        try await AppAttestDPoPClientTests.appAttestLatch { latch, device in
             let attest = StrictAppAttest(device)
             let client = try latch.device()
             attest.failNextAttest.withLock { $0 = .platform(.serviceUnavailable, "Apple's service is unavailable") }
@@ -343,7 +318,7 @@ struct PlatformAdapterTests {
 
     @Test("App Attest after a restore onto another device: the assertion's invalid key is device_key_lost, the registration is forgotten")
     func appAttestKeyLost() async throws {
-        try await Self.appAttestLatch { latch, device in
+        try await AppAttestDPoPClientTests.appAttestLatch { latch, device in
             let attest = StrictAppAttest(device)
             let client = try latch.device()
             try await client.registerWithAppAttest(attest)
@@ -361,7 +336,7 @@ struct PlatformAdapterTests {
 
     @Test("No App Attest: unsupported_device with nothing sent, or a fallback to DeviceCheck")
     func unsupportedFallsBack() async throws {
-        try await Self.appAttestLatch { latch, device in
+        try await AppAttestDPoPClientTests.appAttestLatch { latch, device in
             let simulator = StrictAppAttest(device, supported: false)
             let client = try latch.device()
             #expect(await Self.error { try await client.registerWithAppAttest(simulator) }?.code == .unsupportedDevice)
@@ -415,6 +390,41 @@ struct PlatformAdapterTests {
             #expect(tokens.isDPoPBound)
             #expect(try await client.userClaims()["amr"] == .array([.string("fed")]))
             #expect(await client.hasPendingFederatedSignIn() == false)
+        }
+    }
+
+    // MARK: The entry point
+
+    @Test("The Latch entry point: register, sign in, claims, passkeys, sign out, sign out everywhere — through its groups")
+    func entryPoint() async throws {
+        try await PasskeyClientTests.run { latch in
+            let app = Latch(client: try UserClient(configuration: latch.configuration(), keyStore: InMemoryKeyStore(), keyProvider: FakeEnclave(device: "A")))
+            #expect(await app.registration.isRegistered == false)
+            let username = try await app.registration.authenticationProvider(try latch.testProvider())
+            #expect(await app.registration.isRegistered)
+            let tokens = try await app.signIn.deviceKey()
+            #expect(tokens.isDPoPBound)
+            #expect(await app.session.isSignedIn)
+            #expect(await app.session.status == .signedIn)
+            #expect(try await app.session.claims()["username"] == .string(username))
+            let headers = try await app.session.authorizationHeaders(method: "GET", url: URL(string: "https://api.example.com/x")!)
+            #expect(headers["Authorization"]?.hasPrefix("DPoP ") == true && headers["DPoP"] != nil)
+
+            let sheet = FakePasskeyController()
+            let added = try await app.passkeys.add(sheet, name: "phone")
+            #expect(try await app.passkeys.list().map(\.id).contains(added.id))
+            try await app.session.signOut()
+            #expect(await app.session.isSignedIn == false)
+            #expect(try await app.signIn.passkey(sheet, username: username).isDPoPBound)
+            try await app.passkeys.delete(id: added.id)
+            #expect(try await app.passkeys.list().map(\.id).contains(added.id) == false)
+
+            // The end of every session of the user.
+            try await app.session.signOutEverywhere()
+            #expect(await app.session.isSignedIn == false)
+            await #expect(throws: UserClientError.notSignedIn) { try await app.session.accessToken() }
+            try await app.session.reset()
+            #expect(await app.registration.isRegistered == false)
         }
     }
 

@@ -26,12 +26,15 @@ public protocol DeviceKeyProvider: Sendable {
 }
 
 extension PrivateKey: DeviceSigningKey {
+    /// The PKCS#8 PEM.
     public var storedRepresentation: String { pemRepresentation }
+    /// Never: a software key.
     public var isHardwareBacked: Bool { false }
 }
 
 /// Software keys (swift-crypto), stored as PKCS#8 PEM: Linux, command-line tools, the iOS simulator, and RSA keys.
 public struct SoftwareKeyProvider: DeviceKeyProvider {
+    /// The provider (it holds nothing: keys live in the key store).
     public init() {}
 
     public func makeKey(_ algorithm: JWSAlgorithm) throws(UserClientError) -> any DeviceSigningKey {
@@ -63,6 +66,7 @@ extension DeviceKeyProvider where Self == SoftwareKeyProvider {
 /// The provider a ``UserClient`` uses when none is given: the Secure Enclave where the platform has one (falling back
 /// to software keys on devices without it, such as the simulator), software keys elsewhere.
 public enum DeviceKeyProviders {
+    /// ``SecureEnclaveKeyProvider`` on Apple platforms, ``SoftwareKeyProvider`` elsewhere.
     public static var platformDefault: any DeviceKeyProvider {
         #if canImport(Security) && canImport(LocalAuthentication) && !os(Linux)
         if #available(iOS 14, macOS 11, *) { return SecureEnclaveKeyProvider() }

@@ -13,6 +13,7 @@ import Security
 public struct SecureEnclaveKeyProvider: DeviceKeyProvider {
     static let prefix = "secure-enclave:"
 
+    /// The provider (keys live in the Secure Enclave; the key store keeps their sealed blobs).
     public init() {}
 
     /// Whether keys are made in the Secure Enclave on this device.

@@ -16,7 +16,9 @@ public protocol KeychainItems: Sendable {
 
 /// A Security framework result code (`OSStatus`) other than success, with the ones the SDK decides on named.
 public struct KeychainStatus: Error, Hashable, Sendable {
+    /// The `OSStatus`.
     public let rawValue: Int32
+    /// The status `rawValue` (an `OSStatus` other than `errSecSuccess`).
     public init(_ rawValue: Int32) { self.rawValue = rawValue }
 
     /// `errSecItemNotFound`.

@@ -95,16 +95,7 @@ extension UserClient {
             let options = try Self.json(try await send("POST", "v1/fido/authentication/options", json: JSONValue.object(body)))
             let (ceremonyID, request) = try PasskeyMessages.assertionRequest(from: options)
             let assertion = try PasskeyMessages.assertionJSON(try await controller.assertPasskey(request))
-            let key = try newSessionKey()
-            let response = try await send(
-                "POST", "oauth2/token",
-                form: [
-                    ("grant_type", GrantType.webauthn), ("ceremony_id", ceremonyID),
-                    ("credential", String(decoding: assertion.serialized(), as: UTF8.self)), ("client_id", configuration.clientId),
-                ],
-                proof: key.map { DPoPProofSpec(key: $0) })
-            guard response.status == 200 else { throw UserClientError.from(status: response.status, body: response.body, headers: response.headers) }
-            let tokens = try storeTokens(response, proofKey: key)
+            let tokens = try await webAuthnGrant(ceremonyID: ceremonyID, assertion: assertion)
             if !isRegistered(), let claims = try? ParsedJWS(tokens.idToken).claims, let subject = claims["sub"]?.stringValue {
                 let username = claims["username"]?.stringValue ?? subject
                 try save(Registration(userId: subject, username: username, type: .webauthn), Item.registration)

@@ -50,6 +50,7 @@ import DeviceCheck
 /// App Attest on an Apple device (iOS 14+, macOS 11+ with a Secure Enclave): `DCAppAttestService.shared`.
 @available(iOS 14.0, macOS 11.0, tvOS 15.0, watchOS 9.0, *)
 public struct DeviceAppAttestProvider: AppAttestProvider {
+    /// The provider over `DCAppAttestService.shared`.
     public init() {}
 
     /// Whether this device supports App Attest (not the simulator, not every Mac).
@@ -96,6 +97,7 @@ public struct DeviceAppAttestProvider: AppAttestProvider {
 /// DeviceCheck on an Apple device (iOS 11+): `DCDevice.current`.
 @available(iOS 11.0, macOS 10.15, tvOS 11.0, watchOS 9.0, *)
 public struct DeviceCheckDevice: DeviceCheckTokenProvider {
+    /// The provider over `DCDevice.current`.
     public init() {}
 
     public var isSupported: Bool { DCDevice.current.isSupported }
