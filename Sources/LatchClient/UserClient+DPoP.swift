@@ -167,11 +167,10 @@ extension UserClient {
         if let stored {
             do {
                 return try keyProvider.restoreKey(String(decoding: stored, as: UTF8.self))
-            } catch where error.code == .deviceKeyLost && create {
-                // Another device's enclave key (a restored backup): a session bound to it is lost anyway (see
-                // `boundKey`), and a new key binds the next one.
             } catch {
-                guard create else { return nil }
+                // Another device's enclave key (a restored backup): a session bound to it is lost anyway (see
+                // `boundKey`), and a new key binds the next one. A damaged key stays an error.
+                guard error.code == .deviceKeyLost else { throw error }
             }
         }
         guard create else { return nil }

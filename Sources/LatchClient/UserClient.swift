@@ -38,8 +38,8 @@ public actor UserClient {
     ///   - keyStore: where keys and tokens live: ``KeychainKeyStore`` on Apple platforms, ``FileKeyStore`` elsewhere.
     ///   - deviceKeyAlgorithm: the device sign-in key's algorithm: `ES256` (P-256, what the Secure Enclave holds) or
     ///     `RS256` (RSA-2048, always in software).
-    ///   - keyProvider: makes the device sign-in and DPoP keys: by default Secure Enclave keys where the device has
-    ///     one, software keys in the key store elsewhere (``DeviceKeyProviders/platformDefault``).
+    ///   - keyProvider: makes the device sign-in and DPoP keys: by default Secure Enclave keys on an iPhone or iPad that
+    ///     has one, software keys in the key store elsewhere (``DeviceKeyProviders/platformDefault``).
     public init(
         configuration: LatchClientConfiguration, keyStore: any KeyStore, transport: any HTTPTransport = URLSessionTransport(),
         deviceKeyAlgorithm: JWSAlgorithm = .ES256, keyProvider: any DeviceKeyProvider = DeviceKeyProviders.platformDefault,

@@ -65,23 +65,30 @@ final class FakeKeychain: KeychainItems {
     var services: Set<String> { Set(items.withLock { $0.keys.map(\.service) }) }
 }
 
+/// A count shared by the copies of a value (fakes that are structs, as the protocols' real adapters are).
+final class SharedCounter: Sendable {
+    private let count = Locked(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
+
 /// One device's Secure Enclave: keys it makes are stored as a blob only this device restores (the blob carries the
 /// device's id, as a real one is sealed by the device's enclave key); a blob of another device is `device_key_lost`.
 /// Software PEM keys of earlier SDK versions restore as software keys, as ``SecureEnclaveKeyProvider`` does.
 struct FakeEnclave: DeviceKeyProvider {
     let device: String
-    let signatures = Locked(0)
+    let signatures = SharedCounter()
 
     struct Key: DeviceSigningKey {
         let inner: PrivateKey
         let device: String
-        let signatures: Locked<Int>
+        let signatures: SharedCounter
         var algorithm: JWSAlgorithm { .ES256 }
         var publicKey: PublicKey { inner.publicKey }
         var isHardwareBacked: Bool { true }
         var storedRepresentation: String { "fake-enclave:\(device):" + Data(inner.pemRepresentation.utf8).base64EncodedString() }
         func signature(for signingInput: [UInt8]) throws -> Data {
-            signatures.withLock { $0 += 1 }
+            signatures.add()
             return try inner.signature(for: signingInput)
         }
     }
@@ -139,10 +146,10 @@ final class StrictAppAttest: AppAttestProvider {
 /// A DeviceCheck "device" that counts its tokens.
 struct CountingDeviceCheck: DeviceCheckTokenProvider {
     let supported: Bool
-    let tokens = Locked(0)
+    let tokens = SharedCounter()
     var isSupported: Bool { supported }
     func generateToken() async throws -> Data {
-        tokens.withLock { $0 += 1 }
+        tokens.add()
         return Data("not-a-real-devicecheck-token".utf8)
     }
 }
@@ -273,10 +280,10 @@ struct PlatformAdapterTests {
             #expect(stored?.hasPrefix("fake-enclave:A:") == true, "the store keeps the enclave blob, never a PEM")
             let tokens = try await client.signInWithKey()
             #expect(tokens.isDPoPBound)
-            let signed = enclaveA.signatures.withLock { $0 }
+            let signed = enclaveA.signatures.value
             #expect(signed >= 2, "the sign-in assertion and its DPoP proof")
             #expect(try await client.userInfo()["sub"] != nil)
-            #expect(enclaveA.signatures.withLock { $0 } > signed, "a call with the access token proves the enclave key")
+            #expect(enclaveA.signatures.value > signed, "a call with the access token proves the enclave key")
 
             // A backup of the store restored onto device B: the blob is useless there.
             let copy = InMemoryKeyStore()
@@ -290,6 +297,28 @@ struct PlatformAdapterTests {
             #expect(try await restored.signInWithKey().isDPoPBound)
             // Device A is untouched.
             #expect(try await client.signInWithKey().isDPoPBound)
+        }
+    }
+
+    @Test("The client's own DPoP key: another device's enclave blob is replaced by a new key; a damaged key is an error, never silently replaced")
+    func dedicatedDPoPKeyRestore() async throws {
+        try await LiveLatch.run { latch in
+            let store = InMemoryKeyStore()
+            let other = try FakeEnclave(device: "B").makeKey(.ES256)
+            try store.set(Data(other.storedRepresentation.utf8), for: "dpop-key")
+            let client = try UserClient(configuration: latch.configuration(), keyStore: store, keyProvider: FakeEnclave(device: "A"))
+            try await client.registerWithAuthenticationProvider(try latch.federated())
+            let tokens = try await client.signInWithAuthenticationProvider(try latch.federated())
+            #expect(tokens.isDPoPBound)
+            let stored = String(decoding: try #require(try store.value(for: "dpop-key")), as: UTF8.self)
+            #expect(stored.hasPrefix("fake-enclave:A:"))
+            #expect(await client.dpopKeyThumbprint() != other.publicKey.thumbprint)
+
+            let damaged = InMemoryKeyStore()
+            try damaged.set(Data("-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----".utf8), for: "dpop-key")
+            let broken = try UserClient(configuration: latch.configuration(), keyStore: damaged, keyProvider: FakeEnclave(device: "A"))
+            #expect(await Self.error { try await broken.signInWithAuthenticationProvider(try latch.federated()) }?.code == .invalidConfiguration)
+            #expect(try damaged.value(for: "dpop-key").map { String(decoding: $0, as: UTF8.self) }?.contains("not a key") == true)
         }
     }
 
@@ -343,11 +372,11 @@ struct PlatformAdapterTests {
             #expect(simulator.generated.withLock { $0 } == 0)
             let noDeviceCheck = CountingDeviceCheck(supported: false)
             let neither = await Self.error { try await client.registerAttestedDevice(appAttest: simulator, deviceCheck: noDeviceCheck, buildType: .release) }
-            #expect(neither?.code == .unsupportedDevice && noDeviceCheck.tokens.withLock { $0 } == 0)
+            #expect(neither?.code == .unsupportedDevice && noDeviceCheck.tokens.value == 0)
             // DeviceCheck is tried instead (this server has no DeviceCheck key, so it refuses the type: the token was sent).
             let deviceCheck = CountingDeviceCheck(supported: true)
             let refused = await Self.error { try await client.registerAttestedDevice(appAttest: simulator, deviceCheck: deviceCheck, buildType: .release) }
-            #expect(deviceCheck.tokens.withLock { $0 } == 1)
+            #expect(deviceCheck.tokens.value == 1)
             #expect(refused != nil && refused?.code != .unsupportedDevice)
             #expect(await client.isRegistered() == false)
         }

@@ -63,13 +63,14 @@ extension DeviceKeyProvider where Self == SoftwareKeyProvider {
     public static var software: SoftwareKeyProvider { SoftwareKeyProvider() }
 }
 
-/// The provider a ``UserClient`` uses when none is given: the Secure Enclave where the platform has one (falling back
-/// to software keys on devices without it, such as the simulator), software keys elsewhere.
+/// The provider a ``UserClient`` uses when none is given.
 public enum DeviceKeyProviders {
-    /// ``SecureEnclaveKeyProvider`` on Apple platforms, ``SoftwareKeyProvider`` elsewhere.
+    /// ``SecureEnclaveKeyProvider`` on iOS, iPadOS and visionOS (software keys where the device has no Secure Enclave,
+    /// such as the simulator); ``SoftwareKeyProvider`` elsewhere — Linux, and macOS, where command-line tools and
+    /// unsigned test runners cannot use the Secure Enclave: a Mac app opts in with `keyProvider: SecureEnclaveKeyProvider()`.
     public static var platformDefault: any DeviceKeyProvider {
-        #if canImport(Security) && canImport(LocalAuthentication) && !os(Linux)
-        if #available(iOS 14, macOS 11, *) { return SecureEnclaveKeyProvider() }
+        #if (os(iOS) || os(visionOS)) && canImport(Security) && canImport(LocalAuthentication)
+        if #available(iOS 14, *) { return SecureEnclaveKeyProvider() }
         #endif
         return SoftwareKeyProvider()
     }

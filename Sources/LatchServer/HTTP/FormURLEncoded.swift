@@ -1,3 +1,5 @@
+import LatchModel
+
 /// `application/x-www-form-urlencoded` bodies (WHATWG URL §5.1), as the OAuth endpoints receive them.
 enum FormURLEncoded {
     /// Why a body could not be read.
@@ -86,7 +88,7 @@ enum FormURLEncoded {
             }
             index = bytes.index(after: index)
         }
-        guard let string = String(validating: output, as: UTF8.self) else { throw .malformed }
+        guard let string = String(validatingUTF8: output) else { throw .malformed }
         return string
     }
 }
