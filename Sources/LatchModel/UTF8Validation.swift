@@ -5,6 +5,9 @@ extension String {
     /// Where the stdlib has `String(validating:as:)` (Swift 6.0: Linux, iOS 18, macOS 15) that does the work; on
     /// earlier Apple systems the bytes are decoded and must come back unchanged — any invalid sequence would have been
     /// replaced by U+FFFD, so the round trip fails exactly when the input is not valid UTF-8.
+    /// Inlinable, so that callers in other modules get it specialised for their collection type (the parsers of
+    /// request bodies run it on every request).
+    @inlinable
     public init?(validatingUTF8 bytes: some Collection<UInt8>) {
         #if canImport(Synchronization)
         // The stdlib of Swift 6.0 and later: the initialiser exists (an SDK older than iOS 18 has no Synchronization).

@@ -1,4 +1,8 @@
+#if os(Linux)
+import Synchronization
+#else
 import Atomics
+#endif
 import Foundation
 import HTTPTypes
 import Logging
@@ -36,9 +40,15 @@ public struct ConnectionLimits: Sendable {
 public final class ConnectionCounter: Sendable {
     let limits: ConnectionLimits
     let logger: Logger
-    private let open = ManagedAtomic<Int>(0)
+    // The stdlib's `Atomic` (inline, Linux) where it exists; swift-atomics' on Apple platforms before macOS 15.
+    #if os(Linux)
+    private let open = Atomic<Int>(0)
     /// Seconds since the epoch of the last "limit reached" log line (one every 10 s at most).
+    private let lastWarning = Atomic<Int64>(0)
+    #else
+    private let open = ManagedAtomic<Int>(0)
     private let lastWarning = ManagedAtomic<Int64>(0)
+    #endif
 
     public init(limits: ConnectionLimits, logger: Logger) {
         self.limits = limits
@@ -49,9 +59,9 @@ public final class ConnectionCounter: Sendable {
 
     /// Counts a new connection in; false (and uncounted) past the limit.
     func admit() -> Bool {
-        let now = open.wrappingIncrementThenLoad(by: 1, ordering: .relaxed)
+        let now = increment()
         guard now > limits.maximumConnections else { return true }
-        open.wrappingDecrement(ordering: .relaxed)
+        decrement()
         let second = Int64(Date().timeIntervalSince1970)
         let last = lastWarning.load(ordering: .relaxed)
         if second - last >= 10, lastWarning.compareExchange(expected: last, desired: second, ordering: .relaxed).exchanged {
@@ -62,7 +72,24 @@ public final class ConnectionCounter: Sendable {
         return false
     }
 
-    func release() { open.wrappingDecrement(ordering: .relaxed) }
+    func release() { decrement() }
+
+    /// One more open connection; the count after it.
+    private func increment() -> Int {
+        #if os(Linux)
+        open.wrappingAdd(1, ordering: .relaxed).newValue
+        #else
+        open.wrappingIncrementThenLoad(by: 1, ordering: .relaxed)
+        #endif
+    }
+
+    private func decrement() {
+        #if os(Linux)
+        open.wrappingSubtract(1, ordering: .relaxed)
+        #else
+        open.wrappingDecrement(ordering: .relaxed)
+        #endif
+    }
 
     /// The handlers one connection needs (Hummingbird adds them after HTTP decoding).
     public func handlers() -> [any RemovableChannelHandler] { [ConnectionGuard(counter: self)] }
