@@ -18,9 +18,7 @@ public enum AdminBootstrap {
         else { throw LatchError.invalidInput("username must be 1–64 printable characters, without leading or trailing spaces") }
         guard username.lowercased() != AdminAccount.rootUsername else { throw LatchError.invalidInput("root is the built-in account's name") }
         // Records chain under the deployment's key, as the server's do.
-        if let chained = store as? any AuditChainedStore {
-            chained.auditChain.setKey(KeySealer.derivedKey(from: keyEncryptionKey, purpose: "audit chain mac v1"))
-        }
+        store.auditChain.setKey(KeySealer.derivedKey(from: keyEncryptionKey, purpose: "audit chain mac v1"))
         let account: AdminAccount
         if let existing = try await store.adminAccounts().first(where: { $0.usernameKey == username.lowercased() }) {
             guard existing.role == .owner else {
@@ -39,6 +37,9 @@ public enum AdminBootstrap {
         let signIn = AdminSignIn(
             store: store, authenticator: AdminAuthenticator(store: store, clock: clock, logger: logger), settings: AdminSignInSettings.defaults(issuer: issuer),
             key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "admin console v1"), clock: clock, random: random, logger: logger)
-        return try await AuditOrigin.with({ $0.admin = nil }) { try await signIn.enrollmentLink(accountID: account.id, issuer: issuer) }
+        let link = try await AuditOrigin.with({ $0.admin = nil }) { try await signIn.enrollmentLink(accountID: account.id, issuer: issuer) }
+        // No server may be running to seal what this wrote: seal it now (a running one's sealer may get there first).
+        try await store.sealAudit()
+        return link
     }
 }

@@ -38,9 +38,7 @@ public struct LatchDeployment: Sendable {
         let minter = TokenMinter(keys: keys, settings: tokens, random: random)
         // The audit log's chain is keyed from the key-encryption key: whoever can write the database alone cannot
         // re-compute it.
-        if let chained = store as? any AuditChainedStore {
-            chained.auditChain.setKey(KeySealer.derivedKey(from: keyEncryptionKey, purpose: "audit chain mac v1"))
-        }
+        store.auditChain.setKey(KeySealer.derivedKey(from: keyEncryptionKey, purpose: "audit chain mac v1"))
         let audit = AuditRecorder(store: store, clock: clock, random: random, logger: logger)
         let refreshTokens = RefreshTokenCodec(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "refresh-token mac v1"))
         let nonceCodec = SignInNonceCodec(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "sign-in nonce mac v1"))
@@ -153,12 +151,10 @@ public struct LatchDeployment: Sendable {
             (store as? any ObservableStore)?.observers.set(metrics)
             if let pooled = store as? any PooledStore { metrics.observePool(pooled) }
         }
-        if let chained = store as? any AuditChainedStore {
-            services.audit = AuditLog(
-                store: store, chain: chained.auditChain,
-                retention: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays * 86_400, clock: clock, random: random,
-                logger: logger)
-        }
+        services.audit = AuditLog(
+            store: store, chain: store.auditChain,
+            retention: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays * 86_400, clock: clock, random: random,
+            logger: logger)
         services.fido = fido
         services.adminSignIn = AdminSignIn(
             store: store, authenticator: adminAuthenticator, settings: AdminSignInSettings.defaults(issuer: configuration.issuerURL),

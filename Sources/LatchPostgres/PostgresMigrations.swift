@@ -369,6 +369,28 @@ enum PostgresMigrations {
                 "CREATE INDEX admin_passkeys_account ON admin_passkeys (account_id)",
             ]
         ),
+        (
+            "0017_audit_sealer",
+            [
+                // Units of work write audit records as plain rows — numbered from a sequence, stamped with their
+                // transaction's id, carrying an entry MAC — and lock nothing; the sealer links them into the chain
+                // afterwards (position, mac) in commit order (PostgresStore+Events.swift says why the order is safe).
+                // Records chained before keep their place: their position is the number they were chained under.
+                "ALTER TABLE audit_log ADD COLUMN position BIGINT",
+                "ALTER TABLE audit_log ADD COLUMN entry_mac BYTEA",
+                "ALTER TABLE audit_log ADD COLUMN txid xid8",
+                "UPDATE audit_log SET position = seq",
+                "CREATE UNIQUE INDEX audit_log_position ON audit_log (position)",
+                "CREATE INDEX audit_log_unsealed ON audit_log (txid, seq) WHERE position IS NULL",
+                "CREATE SEQUENCE audit_log_seq OWNED BY audit_log.seq",
+                """
+                SELECT setval('audit_log_seq',
+                    GREATEST((SELECT max(seq) FROM audit_log), (SELECT head_seq FROM audit_head WHERE id = 1), 0) + 1, false)
+                """,
+                "ALTER TABLE audit_log ALTER COLUMN seq SET DEFAULT nextval('audit_log_seq')",
+                "ALTER TABLE audit_log ALTER COLUMN txid SET DEFAULT pg_current_xact_id()",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

@@ -15,9 +15,12 @@ final class PostgresTransaction {
     }
 
     private(set) var steps: [Step] = []
-    /// Audit events the unit records: chained in one last step, so the chain's head row is locked only from then
-    /// to the commit.
-    var auditEvents: [SecurityEvent] = []
+    /// Gives the audit records the unit writes their entry MAC, and seals.
+    let auditChain: AuditChain
+
+    init(auditChain: AuditChain) {
+        self.auditChain = auditChain
+    }
 
     func add(statements: Int = 1, _ run: @escaping @Sendable (PostgresConnection) async throws -> (any Error & Sendable)?) {
         steps.append(Step(statements: statements, run: run))
@@ -75,11 +78,9 @@ extension PostgresStore: UnitOfWork {
     }
 
     private func unit<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
-        let transaction = PostgresTransaction()
+        let transaction = PostgresTransaction(auditChain: auditChain)
         let result = body(transaction)
-        let steps =
-            transaction.auditEvents.isEmpty
-            ? transaction.steps : transaction.steps + [PostgresTransaction.chaining(transaction.auditEvents, with: auditChain)]
+        let steps = transaction.steps
         guard !steps.isEmpty else { return result }
         let started = ContinuousClock.now
         let observer = observers.observer

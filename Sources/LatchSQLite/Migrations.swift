@@ -430,6 +430,18 @@ enum Migrations {
                 ) STRICT;
                 CREATE INDEX admin_passkeys_account ON admin_passkeys (account_id);
                 """),
+        Migration(
+            name: "0017_audit_sealer",
+            sql: """
+                -- Units of work write audit records as plain rows, numbered by SQLite and carrying an entry MAC; the
+                -- sealer links them into the chain afterwards (position, mac). Records chained before keep their place:
+                -- their position is the number they were chained under.
+                ALTER TABLE audit_log ADD COLUMN position INTEGER;
+                ALTER TABLE audit_log ADD COLUMN entry_mac BLOB;
+                UPDATE audit_log SET position = seq;
+                CREATE UNIQUE INDEX audit_log_position ON audit_log (position);
+                CREATE INDEX audit_log_unsealed ON audit_log (seq) WHERE position IS NULL;
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

@@ -2,7 +2,8 @@ import Foundation
 import LatchCore
 
 extension SQLiteStore: EventStore {
-    static let auditColumns = "seq, id, at, kind, actor, user_id, session_id, client_id, detail, address, user_agent, request_id, mac"
+    static let auditColumns =
+        "seq, id, at, kind, actor, user_id, session_id, client_id, detail, address, user_agent, request_id, mac, position, entry_mac"
 
     static func auditRecord(_ row: SQLRow) -> AuditRecord {
         AuditRecord(
@@ -11,7 +12,7 @@ extension SQLiteStore: EventStore {
                 id: row.text(1), at: row.int(2), kind: SecurityEvent.Kind(rawValue: row.text(3)), actor: row.text(4), userID: row.optionalText(5),
                 sessionID: row.optionalText(6), clientID: row.optionalText(7), detail: row.optionalText(8), address: row.optionalText(9),
                 userAgent: row.optionalText(10), requestID: row.optionalText(11)),
-            mac: row.optionalBlob(12))
+            position: row.optionalInt(13), mac: row.optionalBlob(12), entryMAC: row.optionalBlob(14))
     }
 
     public func auditRecords(matching query: AuditQuery) async throws -> [AuditRecord] {
@@ -58,10 +59,19 @@ extension SQLiteStore: EventStore {
         }
     }
 
-    public func auditChain(after seq: Int64, limit: Int) async throws -> [AuditRecord] {
+    public func auditChain(after position: Int64, limit: Int) async throws -> [AuditRecord] {
         try await read { db in
-            try db.query("SELECT \(Self.auditColumns) FROM audit_log WHERE seq > ? ORDER BY seq LIMIT ?", [.int(seq), .int(Int64(limit))])
-                .map(Self.auditRecord)
+            try db.query(
+                "SELECT \(Self.auditColumns) FROM audit_log WHERE position > ? ORDER BY position LIMIT ?", [.int(position), .int(Int64(limit))]
+            ).map(Self.auditRecord)
+        }
+    }
+
+    public func unsealedAudit(after seq: Int64, limit: Int) async throws -> [AuditRecord] {
+        try await read { db in
+            try db.query(
+                "SELECT \(Self.auditColumns) FROM audit_log WHERE position IS NULL AND seq > ? ORDER BY seq LIMIT ?", [.int(seq), .int(Int64(limit))]
+            ).map(Self.auditRecord)
         }
     }
 
@@ -77,37 +87,60 @@ extension SQLiteStore: EventStore {
 
 extension SQLiteTransaction: EventWrites {
     func record(_ event: SecurityEvent) {
-        // One writer: reading the head and moving it inside the unit's savepoint is atomic; a rolled-back unit
-        // rolls its records and the head back together.
+        // A plain row: SQLite numbers it (one past the largest number), the entry MAC proves who wrote it.
         apply { db in
+            let body = AuditChain.body(of: event)
+            try db.run(
+                """
+                INSERT INTO audit_log (id, at, kind, actor, user_id, session_id, client_id, detail, address, user_agent, request_id, entry_mac)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(event.id), .int(event.at), .text(event.kind.rawValue), .text(event.actor), event.userID.sql, event.sessionID.sql,
+                    event.clientID.sql, event.detail.sql, event.address.sql, event.userAgent.sql, event.requestID.sql,
+                    .blob(chain.entryMAC(body: body)),
+                ])
+            return nil
+        }
+    }
+
+    func sealAudit(limit: Int) -> WriteResult<Int?> {
+        let result = WriteResult<Int?>(0)
+        apply { db in
+            // Commit order is number order: one writer at a time holds the database (every process's units, too,
+            // wait for its write lock), and a record is numbered when its unit writes it. A unit's savepoint is
+            // rolled back with its records before the next unit numbers any, so no committed record can ever appear
+            // below one sealed here.
+            let pending = try db.query(
+                "SELECT \(SQLiteStore.auditColumns) FROM audit_log WHERE position IS NULL ORDER BY seq LIMIT ?", [.int(Int64(limit))]
+            ).map(SQLiteStore.auditRecord)
+            guard !pending.isEmpty else { return nil }
             guard let head = try db.row("SELECT head_seq, head_mac FROM audit_head WHERE id = 1", []) else {
                 throw StoreUnavailableError("the audit log's head row is missing")
             }
-            let seq = head.int(0) + 1
-            let mac = chain.link(previous: head.blob(1), seq: seq, body: AuditChain.body(of: event))
-            try db.run(
-                """
-                INSERT INTO audit_log (seq, id, at, kind, actor, user_id, session_id, client_id, detail, address, user_agent, request_id, mac)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    .int(seq), .text(event.id), .int(event.at), .text(event.kind.rawValue), .text(event.actor), event.userID.sql, event.sessionID.sql,
-                    event.clientID.sql, event.detail.sql, event.address.sql, event.userAgent.sql, event.requestID.sql, .blob(mac),
-                ])
-            try db.run("UPDATE audit_head SET head_seq = ?, head_mac = ? WHERE id = 1", [.int(seq), .blob(mac)])
+            let sealed = chain.seal(pending, after: (head.int(0), head.blob(1)))
+            for seal in sealed.seals {
+                try db.run("UPDATE audit_log SET position = ?, mac = ? WHERE seq = ?", [.int(seal.position), .blob(seal.mac), .int(seal.seq)])
+            }
+            try db.run("UPDATE audit_head SET head_seq = ?, head_mac = ? WHERE id = 1", [.int(sealed.head.position), .blob(sealed.head.mac)])
+            result.set(pending.count)
             return nil
         }
+        return result
     }
 
     func purgeAudit(recordedBefore at: Int64) -> WriteResult<Int> {
         let result = WriteResult(0)
         apply { db in
-            // The records up to the last one older than the cut-off (a prefix of the chain); the anchor moves to it.
-            guard let last = try db.row("SELECT seq, mac FROM audit_log WHERE at < ? ORDER BY seq DESC LIMIT 1", [.int(at)]) else { return nil }
-            result.set(try db.run("DELETE FROM audit_log WHERE seq <= ?", [.int(last.int(0))]))
+            // The sealed records up to the last one older than the cut-off (a prefix of the chain); the anchor moves to it.
+            guard
+                let last = try db.row(
+                    "SELECT position, mac FROM audit_log WHERE position IS NOT NULL AND at < ? ORDER BY position DESC LIMIT 1", [.int(at)])
+            else { return nil }
+            let cut = last.int(0)
+            result.set(try db.run("DELETE FROM audit_log WHERE position <= ?", [.int(cut)]))
             if let mac = last.optionalBlob(1) {
-                try db.run(
-                    "UPDATE audit_head SET anchor_seq = ?, anchor_mac = ? WHERE id = 1 AND anchor_seq < ?", [.int(last.int(0)), .blob(mac), .int(last.int(0))])
+                try db.run("UPDATE audit_head SET anchor_seq = ?, anchor_mac = ? WHERE id = 1 AND anchor_seq < ?", [.int(cut), .blob(mac), .int(cut)])
             }
             return nil
         }

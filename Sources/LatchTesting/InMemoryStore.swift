@@ -5,7 +5,7 @@ import LatchModel
 /// A store in memory, for unit tests of the engines. It passes the same conformance suite as SQLite and
 /// PostgreSQL (``StoreConformance``): one lock serializes every unit of work, and a unit that is refused leaves
 /// the state as it was.
-public final class InMemoryStore: LatchStore, AuditChainedStore {
+public final class InMemoryStore: LatchStore {
     /// Every table, as plain values: a unit of work edits a copy and swaps it in on success.
     struct State {
         var users: [String: User] = [:]
@@ -34,8 +34,10 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
         var revokedAdminTokens: [Data: Int64] = [:]
         /// Admin passkeys by id; they go with their account.
         var adminPasskeys: [String: AdminPasskey] = [:]
-        /// The audit log, oldest first, and its anchor and head.
+        /// The audit log by record number (sealed records first, in chain order; then the unsealed), and its anchor and
+        /// head; the next record's number.
         var audit: [AuditRecord] = []
+        var auditNextSeq: Int64 = 1
         var auditAnchor = AuditAnchor(anchorSeq: 0, anchorMAC: AuditChain.genesis, headSeq: 0, headMAC: AuditChain.genesis)
         var upstreamIdPs: [String: UpstreamIdP] = [:]
         /// Web sessions; they go with their user and their upstream.
@@ -692,24 +694,40 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
 
         func record(_ event: SecurityEvent) {
             apply { [chain] state in
-                let seq = state.auditAnchor.headSeq + 1
-                let mac = chain.link(previous: state.auditAnchor.headMAC, seq: seq, body: AuditChain.body(of: event))
-                state.audit.append(AuditRecord(seq: seq, event: event, mac: mac))
-                state.auditAnchor.headSeq = seq
-                state.auditAnchor.headMAC = mac
+                let seq = state.auditNextSeq
+                state.auditNextSeq += 1
+                state.audit.append(AuditRecord(seq: seq, event: event, entryMAC: chain.entryMAC(body: AuditChain.body(of: event))))
                 return nil
             }
+        }
+
+        func sealAudit(limit: Int) -> WriteResult<Int?> {
+            let result = WriteResult<Int?>(0)
+            apply { [chain] state in
+                // Units run one at a time under the store's lock: what is in the state has committed, in the order of
+                // the numbers.
+                let pending = state.audit.indices.filter { state.audit[$0].position == nil }.prefix(limit)
+                let sealed = chain.seal(pending.map { state.audit[$0] }, after: (state.auditAnchor.headSeq, state.auditAnchor.headMAC))
+                for (index, seal) in zip(pending, sealed.seals) {
+                    state.audit[index].position = seal.position
+                    state.audit[index].mac = seal.mac
+                }
+                (state.auditAnchor.headSeq, state.auditAnchor.headMAC) = sealed.head
+                result.set(pending.count)
+                return nil
+            }
+            return result
         }
 
         func purgeAudit(recordedBefore at: Int64) -> WriteResult<Int> {
             let result = WriteResult(0)
             apply { state in
-                guard let last = state.audit.last(where: { $0.event.at < at }) else { return nil }
-                let count = state.audit.count { $0.seq <= last.seq }
-                state.audit.removeAll { $0.seq <= last.seq }
-                result.set(count)
-                if let mac = last.mac, state.auditAnchor.anchorSeq < last.seq {
-                    state.auditAnchor.anchorSeq = last.seq
+                guard let last = state.audit.last(where: { $0.position != nil && $0.event.at < at }), let cut = last.position else { return nil }
+                let purged = { (record: AuditRecord) in record.position.map { $0 <= cut } ?? false }
+                result.set(state.audit.count(where: purged))
+                state.audit.removeAll(where: purged)
+                if let mac = last.mac, state.auditAnchor.anchorSeq < cut {
+                    state.auditAnchor.anchorSeq = cut
                     state.auditAnchor.anchorMAC = mac
                 }
                 return nil
@@ -902,8 +920,12 @@ public final class InMemoryStore: LatchStore, AuditChainedStore {
         state.withLock { state in Array(state.audit.reversed().filter(query.matches).prefix(query.limit)) }
     }
 
-    public func auditChain(after seq: Int64, limit: Int) async throws -> [AuditRecord] {
-        state.withLock { state in Array(state.audit.filter { $0.seq > seq }.prefix(limit)) }
+    public func auditChain(after position: Int64, limit: Int) async throws -> [AuditRecord] {
+        state.withLock { state in Array(state.audit.filter { ($0.position ?? 0) > position }.prefix(limit)) }
+    }
+
+    public func unsealedAudit(after seq: Int64, limit: Int) async throws -> [AuditRecord] {
+        state.withLock { state in Array(state.audit.filter { $0.position == nil && $0.seq > seq }.prefix(limit)) }
     }
 
     public func auditAnchor() async throws -> AuditAnchor { state.withLock { $0.auditAnchor } }

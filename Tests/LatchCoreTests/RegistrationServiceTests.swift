@@ -143,6 +143,9 @@ struct RegistrationServiceTests {
         await expectCode(.alreadyRegistered) {
             _ = try await engines.registration().register(RegistrationRequest(challengeType: .fsso, answer: try engines.federated()))
         }
+        // Written as unsealed records; sealed into the chain in the order they committed.
+        #expect(try await engines.store.auditChain(after: 0, limit: 10).isEmpty)
+        #expect(try await engines.store.sealAudit() == 2)
         let events = try await engines.store.auditChain(after: 0, limit: 10).map(\.event)
         // The refused second registration is recorded too, on its own.
         #expect(events.map(\.kind) == [.userRegistered, .registrationFailed])
@@ -151,6 +154,7 @@ struct RegistrationServiceTests {
         let tokens = try await engines.signIn(assertion: try engines.federated())
         let caller = try await engines.accessTokens.authenticate(accessToken: tokens.accessToken)
         try await SessionService(store: engines.store, sensitiveMaxAge: 300, clock: engines.clock.clock, random: engines.random).deregister(caller)
+        #expect(try await engines.store.sealAudit() == 2)
         #expect(
             try await engines.store.auditChain(after: 0, limit: 10).map(\.event.kind) == [
                 .userRegistered, .registrationFailed, .signInSucceeded, .userDeleted,

@@ -98,7 +98,7 @@ struct AuditTests {
                 #expect(new.count == 1, "\(change.method) \(change.path) wrote \(new.map(\.type))")
                 let record = new.first
                 #expect(record?.type == change.type, "\(change.path)")
-                #expect(record?.actor == "admin:adm_root/env" && record?.userAgent == "audit-table/1.0" && record?.mac?.count == 64)
+                #expect(record?.actor == "admin:adm_root/env" && record?.userAgent == "audit-table/1.0" && record?.position == nil)
                 #expect(change.detail.isEmpty || record?.detail?.contains(change.detail) == true, "\(change.path): \(record?.detail ?? "-")")
                 #expect(!(record?.detail ?? "").contains("secret-hook-key") && !(record?.detail ?? "").contains("s3cret"))
                 covered.insert("\(change.method) " + Self.template(change.path))
@@ -193,8 +193,10 @@ struct AuditTests {
             #expect(try await Self.records(client, "&type=registration.failed").first?.detail == "proof=FSSO error=invalid_proof")
             let reuse = try await Self.records(client, "&type=token.reuse_detected").first
             #expect(reuse?.subject == registered.userId && reuse?.session != nil)
+            // Sealed within a second by the server; here, at once.
+            #expect(try await deployment.services.audit?.sealPending() ?? 0 > 0)
             let all = try await Self.records(client)
-            #expect(all.allSatisfy { $0.address != nil && $0.mac != nil })
+            #expect(all.allSatisfy { $0.address != nil && $0.mac != nil && $0.position != nil })
             #expect(try await client.admin(.get, "/admin/v1/audit/verify").decode(AuditVerificationView.self).checked == all.count)
         }
     }
@@ -209,6 +211,9 @@ struct AuditTests {
                 deployment.clock.advance(by: 10)
             }
             _ = try await client.admin(.post, "/admin/v1/clients", AdminClientRequest(clientId: "app2"))
+            let unsealed = try await Self.records(client)
+            #expect(unsealed.count == 7 && unsealed.allSatisfy { $0.position == nil && $0.mac == nil })
+            #expect(try await deployment.services.audit?.sealPending() == 7)
             let all = try await Self.records(client)
             #expect(all.map(\.type) == ["admin.clients.create"] + Array(repeating: "user.registered", count: 5) + ["admin.issuers.create"])
             #expect(try await Self.records(client, "&type=admin.").count == 2)
@@ -248,11 +253,13 @@ struct AuditTests {
         }
     }
 
-    @Test("Tamper evidence: a changed, removed or reordered record, or a truncated tail, breaks verification at that record")
+    @Test("Tamper evidence: a changed, removed or reordered record, a truncated tail, or a row inserted without the key breaks verification at that record")
     func tamper() async throws {
-        for attack in ["UPDATE audit_log SET detail = 'nothing to see' WHERE seq = 3", "DELETE FROM audit_log WHERE seq = 3",
-            "UPDATE audit_log SET at = at + 1 WHERE seq = 3", "DELETE FROM audit_log WHERE seq = 6",
-            "UPDATE audit_log SET seq = 100 WHERE seq = 3; UPDATE audit_log SET seq = 3 WHERE seq = 4; UPDATE audit_log SET seq = 4 WHERE seq = 100"]
+        let forged = "INSERT INTO audit_log (id, at, kind, actor, user_id) VALUES ('forged', 1, 'user.deleted', 'admin:adm_root/env', 'u-victim')"
+        for attack in ["UPDATE audit_log SET detail = 'nothing to see' WHERE position = 3", "DELETE FROM audit_log WHERE position = 3",
+            "UPDATE audit_log SET at = at + 1 WHERE position = 3", "DELETE FROM audit_log WHERE position = 6",
+            "UPDATE audit_log SET position = 100 WHERE position = 3; UPDATE audit_log SET position = 3 WHERE position = 4; UPDATE audit_log SET position = 4 WHERE position = 100",
+            forged]
         {
             let deployment = try await Deployment.make()
             try await deployment.run { client in
@@ -262,7 +269,8 @@ struct AuditTests {
                 try await deployment.store.job { db in try db.execute(attack) }
                 let result = try await client.admin(.get, "/admin/v1/audit/verify").decode(AuditVerificationView.self)
                 #expect(!result.verified && result.problem != nil, "\(attack)")
-                #expect(result.brokenAt == (attack.contains("seq = 6") ? 6 : 3), "\(attack): \(result)")
+                #expect(result.brokenAt == (attack.contains("position = 6") ? 6 : attack == forged ? 7 : 3), "\(attack): \(result)")
+                if attack == forged { #expect(result.problem?.contains("not written by this deployment") == true, "\(result)") }
             }
         }
     }

@@ -113,6 +113,7 @@ public struct AuditLog: Sendable {
     public func export(since: String?, until: String?, pageSize: Int = 500, emit: ([AuditRecordView]) async throws -> Void) async throws {
         let since = try since.map { try Self.time($0, name: "since") }
         let until = try until.map { try Self.time($0, name: "until") }
+        await sealFirst()
         var after: Int64 = 0
         while true {
             let page = try await store.auditChain(after: after, limit: pageSize)
@@ -126,27 +127,48 @@ public struct AuditLog: Sendable {
         }
     }
 
-    /// Checks the whole chain (`GET /admin/v1/audit/verify`, `latch admin audit verify`).
+    /// Links the records written since the last pass into the chain (``AuditSealer`` calls it every second; commands
+    /// that write the log without a server, such as `latch admin bootstrap`, call it before they exit). nil when
+    /// another replica's sealer held the lock.
+    @discardableResult
+    public func sealPending() async throws -> Int? {
+        try await store.sealAudit()
+    }
+
+    /// One sealing pass before the chain is read (verification, export, retention), so that it covers what has
+    /// committed: where another replica holds the sealing lock, or the pass fails, the chain is read as it is (the
+    /// records left are reported as unsealed).
+    func sealFirst() async {
+        do {
+            try await store.sealAudit(maximumPasses: 10)
+        } catch {
+            logger.warning("sealing the audit log before reading it failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Checks the whole chain (`GET /admin/v1/audit/verify`, `latch admin audit verify`), after sealing what it can.
     public func verify() async throws -> AuditVerificationView {
+        await sealFirst()
         let result = try await chain.verify(store)
         if !result.verified { logger.critical("the audit log does not verify", metadata: ["problem": "\(result.problem ?? "")"]) }
         return AuditVerificationView(
             verified: result.verified, checked: result.checked, firstSeq: result.firstSeq, lastSeq: result.lastSeq, anchorSeq: result.anchorSeq,
-            brokenAt: result.brokenAt, problem: result.problem)
+            brokenAt: result.brokenAt, problem: result.problem, unsealed: result.unsealed, oldestUnsealedAt: result.oldestUnsealedAt)
     }
 
     /// Purges the records older than the retention (housekeeping), recording that it did; 0 when there is none.
     @discardableResult
     public func purgeExpired() async throws -> Int {
         guard let retention else { return 0 }
+        await sealFirst()
         let cutoff = clock.seconds() - retention
         // Nothing to do unless the oldest record kept is past the retention.
         guard let oldest = try await store.auditChain(after: 0, limit: 1).first, oldest.event.at < cutoff else { return 0 }
         let event = SecurityEvent.now(.auditPurged, actor: "system", userID: nil, detail: "recorded before \(cutoff)", clock: clock, random: random)
+        // The event first: the records it purges may be every record there is, and it must not reuse their numbers.
         let purged = try await store.write { transaction in
-            let purged = transaction.purgeAudit(recordedBefore: cutoff)
             transaction.record(event)
-            return purged
+            return transaction.purgeAudit(recordedBefore: cutoff)
         }.value
         logger.notice("audit records purged", metadata: ["count": "\(purged)", "before": "\(cutoff)"])
         return purged
@@ -174,6 +196,6 @@ public struct AuditLog: Sendable {
         return AuditRecordView(
             seq: record.seq, id: event.id, at: event.at, type: event.kind.rawValue, actor: event.actor, subject: event.userID, session: event.sessionID,
             client: event.clientID, detail: event.detail, address: event.address, userAgent: event.userAgent, requestId: event.requestID,
-            mac: record.mac.map { Hex.encode($0) })
+            mac: record.mac.map { Hex.encode($0) }, position: record.position)
     }
 }

@@ -63,23 +63,50 @@ public struct SecurityEvent: Sendable, Hashable {
     }
 }
 
-/// One record of the audit log: an event, its place in the chain and the chain's MAC over it.
+/// One record of the audit log: an event, the number it was written under, and — once the sealer has linked it —
+/// its place in the chain and the chain's MAC over it.
 public struct AuditRecord: Sendable, Hashable {
-    /// Position in the chain, from 1, without gaps.
+    /// The record's number: unique, increasing in the order records were written (PostgreSQL leaves a gap where a
+    /// unit rolled back). Pages of the admin API are cut by it.
     public var seq: Int64
     public var event: SecurityEvent
-    /// HMAC-SHA256 chaining this record to the previous one; nil for events recorded before the chain existed.
+    /// Position in the chain, from 1, without gaps; nil until sealed. Records written before the sealer existed have
+    /// the position they were chained at, which was their `seq`.
+    public var position: Int64?
+    /// HMAC-SHA256 chaining this record to the one before it in the chain; nil until sealed, and for events recorded
+    /// before the chain existed.
     public var mac: Data?
+    /// The MAC the unit of work wrote with the record (``AuditChain/entryMAC(body:)``): proof that the deployment,
+    /// not someone who can only write the database, wrote it. nil for records written before the sealer existed.
+    public var entryMAC: Data?
 
-    public init(seq: Int64, event: SecurityEvent, mac: Data?) {
+    public init(seq: Int64, event: SecurityEvent, position: Int64? = nil, mac: Data? = nil, entryMAC: Data? = nil) {
         self.seq = seq
         self.event = event
+        self.position = position
+        self.mac = mac
+        self.entryMAC = entryMAC
+    }
+
+    /// Whether the sealer has linked it into the chain.
+    public var isSealed: Bool { position != nil }
+}
+
+/// What the sealer writes for one record: its chain position and chain MAC.
+public struct AuditSeal: Sendable, Hashable {
+    public var seq: Int64
+    public var position: Int64
+    public var mac: Data
+    public init(seq: Int64, position: Int64, mac: Data) {
+        self.seq = seq
+        self.position = position
         self.mac = mac
     }
 }
 
-/// Where verification of the chain starts: the last record no longer kept (purged by retention, or recorded
-/// before the chain existed) and its MAC; and the chain's head, the last record written.
+/// Where verification of the chain starts: the position of the last record no longer kept (purged by retention, or
+/// recorded before the chain existed) and its MAC; and the chain's head, the last record sealed. Both are chain
+/// positions, not record numbers.
 public struct AuditAnchor: Sendable, Hashable {
     public var anchorSeq: Int64
     public var anchorMAC: Data
@@ -141,22 +168,34 @@ public struct AuditQuery: Sendable, Hashable {
 
 /// Reading the audit log.
 public protocol EventStore: Sendable {
-    /// Records matching `query`, newest first.
+    /// Records matching `query`, sealed or not, newest first (by `seq`).
     func auditRecords(matching query: AuditQuery) async throws -> [AuditRecord]
-    /// Records with `seq` greater than `after`, oldest first: the chain, for export and verification.
-    func auditChain(after seq: Int64, limit: Int) async throws -> [AuditRecord]
+    /// Sealed records with a chain position greater than `after`, in chain order: the chain, for export and
+    /// verification.
+    func auditChain(after position: Int64, limit: Int) async throws -> [AuditRecord]
+    /// Records written but not yet sealed with `seq` greater than `after`, oldest first.
+    func unsealedAudit(after seq: Int64, limit: Int) async throws -> [AuditRecord]
     /// The chain's anchor and head.
     func auditAnchor() async throws -> AuditAnchor
 }
 
-/// Writing the audit log inside a unit of work: any unit can record events, and they commit or roll back with it.
+/// A store whose audit records are chained by an ``AuditChain`` it holds (the deployment gives it its key).
 ///
-/// The store numbers each recorded event, computes its MAC with the ``AuditChain`` it was given, and moves the
-/// chain's head — the head row is locked until the unit commits, so concurrent units (on any replica) chain one
-/// after the other.
+/// Units of work write records as plain rows, with their entry MAC, taking no lock that another unit waits on; one
+/// sealer at a time links them into the chain afterwards (``EventWrites/sealAudit(limit:)``), in commit order.
+public protocol AuditChainedStore: EventStore {
+    var auditChain: AuditChain { get }
+}
+
+/// Writing the audit log inside a unit of work: any unit can record events, and they commit or roll back with it.
 public protocol EventWrites {
+    /// Writes `event` as an unsealed record, numbered and carrying its entry MAC. Takes no lock another unit waits on.
     func record(_ event: SecurityEvent)
-    /// Deletes the oldest records, up to the last one recorded before `at`, and moves the anchor to it.
+    /// Seals up to `limit` records in commit order: a record is sealed only once every unit that could commit
+    /// before it has finished (each store says how it knows), then linked after the chain's head. The value is how
+    /// many were sealed, or nil when another sealer holds the sealing lock (PostgreSQL).
+    func sealAudit(limit: Int) -> WriteResult<Int?>
+    /// Deletes the oldest sealed records, up to the last one recorded before `at`, and moves the anchor to it.
     func purgeAudit(recordedBefore at: Int64) -> WriteResult<Int>
 }
 
@@ -174,5 +213,18 @@ extension UnitOfWork {
         } catch {
             logger.error("a refusal could not be recorded in the audit log", metadata: ["kind": "\(event.kind.rawValue)", "error": "\(error)"])
         }
+    }
+
+    /// Seals pending audit records, `batch` at a time, until none is left that can be sealed, at most `maximumPasses`
+    /// passes; the number sealed, or nil when another sealer held the lock.
+    @discardableResult
+    public func sealAudit(batch: Int = 1000, maximumPasses: Int = 50) async throws -> Int? {
+        var sealed = 0
+        for _ in 0..<maximumPasses {
+            guard let count = try await write({ $0.sealAudit(limit: batch) }).value else { return sealed == 0 ? nil : sealed }
+            sealed += count
+            if count < batch { break }
+        }
+        return sealed
     }
 }

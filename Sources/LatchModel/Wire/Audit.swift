@@ -1,7 +1,9 @@
 /// One audit record as the admin API and the export show it.
 public struct AuditRecordView: Codable, Sendable, Hashable {
-    /// Position in the chain.
+    /// The record's number: unique and increasing in the order records were written (the `cursor` of the next page).
     public var seq: Int64
+    /// Position in the audit chain; absent until the sealer has linked the record, within seconds of its commit.
+    public var position: Int64?
     public var id: String
     /// Seconds since 1970.
     public var at: Int64
@@ -16,14 +18,15 @@ public struct AuditRecordView: Codable, Sendable, Hashable {
     public var address: String?
     public var userAgent: String?
     public var requestId: String?
-    /// The chain's HMAC over this record (hex); absent for records from before the chain existed.
+    /// The chain's HMAC over this record (hex); absent until sealed, and for records from before the chain existed.
     public var mac: String?
 
     public init(
         seq: Int64, id: String, at: Int64, type: String, actor: String, subject: String?, session: String?, client: String?, detail: String?,
-        address: String?, userAgent: String?, requestId: String?, mac: String?
+        address: String?, userAgent: String?, requestId: String?, mac: String?, position: Int64? = nil
     ) {
         self.seq = seq
+        self.position = position
         self.id = id
         self.at = at
         self.type = type
@@ -51,9 +54,11 @@ public struct AuditPage: Codable, Sendable, Hashable {
 }
 
 /// `GET /admin/v1/audit/verify`: what checking the chain found.
+///
+/// Positions (`firstSeq`, `lastSeq`, `anchorSeq`, `brokenAt`) are places in the chain, not record numbers.
 public struct AuditVerificationView: Codable, Sendable, Hashable {
     public var verified: Bool
-    /// Records whose MAC was checked.
+    /// Sealed records whose chain MAC was checked.
     public var checked: Int
     public var firstSeq: Int64?
     public var lastSeq: Int64?
@@ -62,10 +67,17 @@ public struct AuditVerificationView: Codable, Sendable, Hashable {
     /// The first record that does not verify.
     public var brokenAt: Int64?
     public var problem: String?
+    /// Records written but not sealed into the chain yet (each checked for its entry MAC), and when the oldest of them
+    /// was recorded (seconds since 1970). The sealer links records within seconds of their commit.
+    public var unsealed: Int
+    public var oldestUnsealedAt: Int64?
 
     public init(
-        verified: Bool, checked: Int, firstSeq: Int64?, lastSeq: Int64?, anchorSeq: Int64, brokenAt: Int64?, problem: String?
+        verified: Bool, checked: Int, firstSeq: Int64?, lastSeq: Int64?, anchorSeq: Int64, brokenAt: Int64?, problem: String?,
+        unsealed: Int = 0, oldestUnsealedAt: Int64? = nil
     ) {
+        self.unsealed = unsealed
+        self.oldestUnsealedAt = oldestUnsealedAt
         self.verified = verified
         self.checked = checked
         self.firstSeq = firstSeq

@@ -32,10 +32,15 @@ struct Bench: ParsableCommand {
     @Option(help: "Write the results as JSON to this file too.") var json: String?
     @Option(help: "Run the server on this PostgreSQL database instead of SQLite (an empty database; server CPU then excludes PostgreSQL's).")
     var database: String?
+    @Option(help: "Server replicas on the --database, 1–8: connections are spread across them in turn.") var replicas: Int = 1
 
     func validate() throws {
         guard (1...30).contains(duration) else { throw ValidationError("--duration must be 1–30 seconds") }
         guard (1...256).contains(connections) else { throw ValidationError("--connections must be 1–256") }
+        guard (1...8).contains(replicas) else { throw ValidationError("--replicas must be 1–8") }
+        guard replicas == 1 || database != nil else {
+            throw ValidationError("--replicas needs --database: replicas share a PostgreSQL database (an SQLite data folder has one server)")
+        }
         for name in scenarios.split(separator: ",") where !Self.allScenarios.contains(String(name)) {
             throw ValidationError("unknown scenario \(name)")
         }
@@ -49,7 +54,8 @@ struct Bench: ParsableCommand {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let crypto = CryptoCeiling.measure()
         let storeName = database == nil ? "SQLite (WAL, synchronous=FULL) on disk" : "PostgreSQL (synchronous_commit=on)"
-        print("Latch benchmark — \(buildKind), \(cores) cores, \(storeName), \(connections) connections, \(Int(duration)) s per scenario")
+        let servers = replicas == 1 ? "" : ", \(replicas) server replicas"
+        print("Latch benchmark — \(buildKind), \(cores) cores, \(storeName)\(servers), \(connections) connections, \(Int(duration)) s per scenario")
         print(String(format: "crypto, one thread: ES256 sign %.0f/s, verify %.0f/s; RS256 verify %.0f/s, sign %.0f/s; SHA-256(token) %.1fM/s",
                      crypto.es256Sign, crypto.es256Verify, crypto.rs256Verify, crypto.rs256Sign, crypto.sha256 / 1e6))
         print(String(
@@ -60,14 +66,20 @@ struct Bench: ParsableCommand {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let adminToken = "bench-admin-" + UUID().uuidString
-        let port = try LoopbackPort.free()
+        var ports: [Int] = []
+        for _ in 0..<(replicas * 4) where ports.count < replicas {
+            let free = try LoopbackPort.free()
+            if !ports.contains(free) { ports.append(free) }
+        }
+        guard ports.count == replicas else { throw ValidationError("could not find \(replicas) free loopback ports") }
+        let port = ports[0]
         // Attestation scenarios register under a test root the server trusts (test keys are on by default).
         let attestation = try BenchAttestation(directory: directory)
         var environment = ["LATCH_ATTESTATION_TEST_ROOT": attestation.rootFile]
         // Custom registration calls the example hook on loopback.
         if selected.contains(where: BenchCustomRegistration.scenarios.contains) { environment["LATCH_HOOKS_ALLOW_PRIVATE_ADDRESSES"] = "true" }
         let server = try ServerProcess(
-            executable: try selfExecutable(), port: port, directory: directory, adminToken: adminToken, database: database,
+            executable: try selfExecutable(), ports: ports, directory: directory, adminToken: adminToken, database: database,
             environment: environment)
         defer { server.stop() }
         let idleRSS = server.rss() ?? 0

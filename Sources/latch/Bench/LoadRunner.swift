@@ -52,13 +52,14 @@ enum LoadRunner {
         let deadline = started + duration
         let interval = rate.map { Double(connections) / $0 }
         for worker in 0..<connections {
+            let workerPort = server?.port(for: worker, target: port) ?? port
             group.enter()
             let thread = Thread {
                 defer { group.leave() }
                 var result = WorkerResult()
                 result.latencies.reserveCapacity(1 << 16)
                 do {
-                    let connection = try BenchConnection(host: "127.0.0.1", port: port)
+                    let connection = try BenchConnection(host: "127.0.0.1", port: workerPort)
                     var iteration = 0
                     // Stagger paced workers across one interval.
                     var scheduled = started + (interval.map { $0 * Double(worker) / Double(connections) } ?? 0)
