@@ -440,7 +440,6 @@ enum Migrations {
                 ALTER TABLE audit_log ADD COLUMN entry_mac BLOB;
                 UPDATE audit_log SET position = seq;
                 CREATE UNIQUE INDEX audit_log_position ON audit_log (position);
-                CREATE INDEX audit_log_unsealed ON audit_log (seq) WHERE position IS NULL;
                 """),
     ]
 

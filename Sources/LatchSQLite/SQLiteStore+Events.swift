@@ -111,8 +111,15 @@ extension SQLiteTransaction: EventWrites {
             // wait for its write lock), and a record is numbered when its unit writes it. A unit's savepoint is
             // rolled back with its records before the next unit numbers any, so no committed record can ever appear
             // below one sealed here.
+            // So the unsealed records are those numbered after the chain's head record: found by the primary key,
+            // with no index of unsealed rows for every write to maintain. (Where retention deleted the head record,
+            // the search starts from the beginning once.)
             let pending = try db.query(
-                "SELECT \(SQLiteStore.auditColumns) FROM audit_log WHERE position IS NULL ORDER BY seq LIMIT ?", [.int(Int64(limit))]
+                """
+                SELECT \(SQLiteStore.auditColumns) FROM audit_log
+                WHERE seq > coalesce((SELECT seq FROM audit_log WHERE position = (SELECT head_seq FROM audit_head WHERE id = 1)), 0)
+                AND position IS NULL ORDER BY seq LIMIT ?
+                """, [.int(Int64(limit))]
             ).map(SQLiteStore.auditRecord)
             guard !pending.isEmpty else { return nil }
             guard let head = try db.row("SELECT head_seq, head_mac FROM audit_head WHERE id = 1", []) else {

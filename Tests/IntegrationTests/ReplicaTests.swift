@@ -144,6 +144,43 @@ struct ReplicaTests {
         #expect(try await b.terminate() == 0)
     }
 
+    @Test("The audit log on two replicas: sign-ins on both are sealed by their sealers within seconds, once each; with one replica stopped, the other seals alone")
+    func auditSealers() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let database = try await TestPostgres.freshDatabase()
+        let a = try replica(directory, "a", database: database)
+        let b = try replica(directory, "b", database: database)
+        try await a.waitUntilListening()
+        try await b.waitUntilListening()
+        try await Self.setUp(a.base, users: ["ann", "ben"])
+        // Records on the audit page (newest first, sealed or not), waiting (at most 15 s) until every one is sealed.
+        func sealedRecords(_ base: String, expecting count: Int) async throws -> [JSONValue] {
+            let deadline = Date().addingTimeInterval(15)
+            while true {
+                let (status, page) = try await http("GET", base + "/admin/v1/audit?limit=500", bearer: Self.adminToken)
+                #expect(status == 200)
+                let records = page["records"]?.arrayValue ?? []
+                if records.count >= count, records.allSatisfy({ $0["position"]?.intValue != nil }) || Date() > deadline { return records }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        for round in 0..<10 {
+            #expect(try await Self.signIn(round.isMultiple(of: 2) ? a.base : b.base, round < 5 ? "ann" : "ben").0 == 200)
+        }
+        // An issuer, two registrations, ten sign-ins: sealed by the background sealers (no verify call seals them).
+        let first = try await sealedRecords(b.base, expecting: 13)
+        #expect(first.count == 13 && first.allSatisfy { $0["position"]?.intValue != nil && $0["mac"]?.stringValue?.count == 64 })
+        #expect(Set(first.compactMap { $0["position"]?.intValue }) == Set((1...13).map { Int64($0) }))
+        // A stops; B's sealer carries on alone.
+        #expect(try await a.terminate() == 0)
+        for _ in 0..<5 { #expect(try await Self.signIn(b.base, "ann").0 == 200) }
+        let second = try await sealedRecords(b.base, expecting: 18)
+        #expect(second.count == 18 && second.allSatisfy { $0["position"]?.intValue != nil })
+        let (status, verified) = try await http("GET", b.base + "/admin/v1/audit/verify", bearer: Self.adminToken)
+        #expect(status == 200 && verified["verified"] == .bool(true) && verified["checked"]?.intValue == 18 && verified["unsealed"]?.intValue == 0)
+    }
+
     @Test("PostgreSQL stops mid-load: 503s (never 500, never a hang); it comes back and Latch recovers; nothing acknowledged is lost")
     func databaseOutage() async throws {
         let pgctl = try #require(TestPostgres.pgctl, "LATCH_TEST_PG_CTL is needed to stop and start the cluster")

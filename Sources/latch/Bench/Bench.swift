@@ -33,11 +33,16 @@ struct Bench: ParsableCommand {
     @Option(help: "Run the server on this PostgreSQL database instead of SQLite (an empty database; server CPU then excludes PostgreSQL's).")
     var database: String?
     @Option(help: "Server replicas on the --database, 1–8: connections are spread across them in turn.") var replicas: Int = 1
+    @Option(help: "Serve with this latch executable instead of this one (compares two builds under one load generator).")
+    var serverExecutable: String?
 
     func validate() throws {
         guard (1...30).contains(duration) else { throw ValidationError("--duration must be 1–30 seconds") }
         guard (1...256).contains(connections) else { throw ValidationError("--connections must be 1–256") }
         guard (1...8).contains(replicas) else { throw ValidationError("--replicas must be 1–8") }
+        if let serverExecutable, !FileManager.default.isExecutableFile(atPath: serverExecutable) {
+            throw ValidationError("--server-executable \(serverExecutable) is not an executable file")
+        }
         guard replicas == 1 || database != nil else {
             throw ValidationError("--replicas needs --database: replicas share a PostgreSQL database (an SQLite data folder has one server)")
         }
@@ -54,7 +59,7 @@ struct Bench: ParsableCommand {
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let crypto = CryptoCeiling.measure()
         let storeName = database == nil ? "SQLite (WAL, synchronous=FULL) on disk" : "PostgreSQL (synchronous_commit=on)"
-        let servers = replicas == 1 ? "" : ", \(replicas) server replicas"
+        let servers = (replicas == 1 ? "" : ", \(replicas) server replicas") + (serverExecutable.map { ", server \($0)" } ?? "")
         print("Latch benchmark — \(buildKind), \(cores) cores, \(storeName)\(servers), \(connections) connections, \(Int(duration)) s per scenario")
         print(String(format: "crypto, one thread: ES256 sign %.0f/s, verify %.0f/s; RS256 verify %.0f/s, sign %.0f/s; SHA-256(token) %.1fM/s",
                      crypto.es256Sign, crypto.es256Verify, crypto.rs256Verify, crypto.rs256Sign, crypto.sha256 / 1e6))
@@ -79,7 +84,7 @@ struct Bench: ParsableCommand {
         // Custom registration calls the example hook on loopback.
         if selected.contains(where: BenchCustomRegistration.scenarios.contains) { environment["LATCH_HOOKS_ALLOW_PRIVATE_ADDRESSES"] = "true" }
         let server = try ServerProcess(
-            executable: try selfExecutable(), ports: ports, directory: directory, adminToken: adminToken, database: database,
+            executable: try serverExecutable ?? selfExecutable(), ports: ports, directory: directory, adminToken: adminToken, database: database,
             environment: environment)
         defer { server.stop() }
         let idleRSS = server.rss() ?? 0
