@@ -126,8 +126,20 @@ extension SQLiteTransaction: EventWrites {
                 throw StoreUnavailableError("the audit log's head row is missing")
             }
             let sealed = chain.seal(pending, after: (head.int(0), head.blob(1)))
-            for seal in sealed.seals {
-                try db.run("UPDATE audit_log SET position = ?, mac = ? WHERE seq = ?", [.int(seal.position), .blob(seal.mac), .int(seal.seq)])
+            // A few statements for the batch (UPDATE … FROM, SQLite 3.33), not one per record: chunks of 256, 64, 16,
+            // 4 and 1 rows, so that the connection's statement cache holds at most five texts.
+            var remaining = sealed.seals[...]
+            for size in [256, 64, 16, 4, 1] {
+                while remaining.count >= size {
+                    let chunk = remaining.prefix(size)
+                    remaining = remaining.dropFirst(size)
+                    let rows = Array(repeating: "(?, ?, ?)", count: size).joined(separator: ", ")
+                    try db.run(
+                        """
+                        WITH sealed (seq, position, mac) AS (VALUES \(rows))
+                        UPDATE audit_log SET position = sealed.position, mac = sealed.mac FROM sealed WHERE audit_log.seq = sealed.seq
+                        """, chunk.flatMap { [SQLValue.int($0.seq), .int($0.position), .blob($0.mac)] })
+                }
             }
             try db.run("UPDATE audit_head SET head_seq = ?, head_mac = ? WHERE id = 1", [.int(sealed.head.position), .blob(sealed.head.mac)])
             result.set(pending.count)

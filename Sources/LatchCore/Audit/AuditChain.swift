@@ -14,15 +14,26 @@ import LatchModel
 /// (``seal(_:after:)``; each store says how it knows the order is safe). Stores hold one chain; the deployment gives
 /// it its key once assembled.
 public final class AuditChain: Sendable {
-    private let key = Locked<SymmetricKey>(SymmetricKey(data: [UInt8](repeating: 0, count: 32)))
+    /// HMACs with the key set up (its inner and outer pads hashed once), copied for each MAC: the entry's already
+    /// holds the entry label.
+    private struct Prepared: Sendable {
+        var link: HMAC<SHA256>
+        var entry: HMAC<SHA256>
+        init(key: SymmetricKey) {
+            link = HMAC<SHA256>(key: key)
+            entry = link
+            entry.update(data: AuditChain.entryLabel)
+        }
+    }
+    private let prepared = Locked(Prepared(key: SymmetricKey(data: [UInt8](repeating: 0, count: 32))))
 
     /// A chain keyed with zeros until ``setKey(_:)``.
     public init() {}
 
     /// Sets the chain's key (every replica of a deployment derives the same one).
     public func setKey(_ key: some ContiguousBytes) {
-        let key = SymmetricKey(data: key)
-        self.key.withLock { $0 = key }
+        let prepared = Prepared(key: SymmetricKey(data: key))
+        self.prepared.withLock { $0 = prepared }
     }
 
     /// The MAC before the first record.
@@ -30,8 +41,7 @@ public final class AuditChain: Sendable {
 
     /// The MAC of the record `seq` with canonical `body`, following `previous`.
     public func link(previous: Data, seq: Int64, body: Data) -> Data {
-        let key = self.key.withLock { $0 }
-        var mac = HMAC<SHA256>(key: key)
+        var mac = prepared.withLock { $0.link }
         mac.update(data: previous)
         withUnsafeBytes(of: seq.bigEndian) { mac.update(data: $0) }
         mac.update(data: body)
@@ -40,9 +50,7 @@ public final class AuditChain: Sendable {
 
     /// The MAC a unit of work writes with a record whose canonical body is `body`.
     public func entryMAC(body: Data) -> Data {
-        let key = self.key.withLock { $0 }
-        var mac = HMAC<SHA256>(key: key)
-        mac.update(data: Self.entryLabel)
+        var mac = prepared.withLock { $0.entry }
         mac.update(data: body)
         return Data(mac.finalize())
     }
