@@ -57,7 +57,10 @@ struct DiscoveryController {
             writer.member("introspection_endpoint_auth_methods_supported", ["client_secret_basic"])
         }
         writer.member("grant_types_supported", grantTypes)
-        writer.member("response_types_supported", authorization ? ["code", "none"] : ["none"])
+        // Only what `/oauth2/authorize` accepts (RFC 8414 §2, OpenID Connect Discovery 1.0 §3): the code flow, and
+        // nothing without an authorization endpoint. (`none`, OAuth 2.0 Multiple Response Type Encoding Practices §4,
+        // is refused there with `unsupported_response_type`.)
+        writer.member("response_types_supported", authorization ? ["code"] : [String]())
         if authorization {
             writer.member("response_modes_supported", ["query"])
             // RFC 7636: S256 only (`plain` is refused, RFC 9700 §2.1.1).
