@@ -3,7 +3,8 @@ import LatchCore
 import LatchJOSE
 import LatchModel
 
-/// OpenID Provider metadata (OIDC Discovery 1.0 §3) and the JWKS (RFC 7517 §5).
+/// OpenID Provider metadata (OIDC Discovery 1.0 §3), also as OAuth 2.0 Authorization Server Metadata (RFC 8414 §3),
+/// and the JWKS (RFC 7517 §5).
 struct DiscoveryController {
     let keys: SigningKeyRing
     let issuer: String
@@ -26,6 +27,11 @@ struct DiscoveryController {
             issuer: issuer, algorithm: algorithm, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, introspection: introspection,
             customRegistration: customRegistration, dpop: dpop, authorization: authorization)
         routes.get(".well-known/openid-configuration") { _, _ in
+            JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
+        }
+        // RFC 8414 §3: the same document as OAuth 2.0 Authorization Server Metadata (every member it uses is
+        // registered there or in OpenID Connect Discovery 1.0 §3, which RFC 8414 §2 takes in).
+        routes.get(".well-known/oauth-authorization-server") { _, _ in
             JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
         }
         routes.get(".well-known/jwks.json") { _, _ in
@@ -70,6 +76,12 @@ struct DiscoveryController {
             writer.write(JSONValue.bool(true))
             writer.member("prompt_values_supported", ["none", "login", "consent", "select_account"])
         }
+        // OpenID Connect Discovery 1.0 §3: an absent `request_uri_parameter_supported` means true, and
+        // `/oauth2/authorize` refuses both `request_uri` and `request` (OpenID Connect Core 1.0 §6).
+        writer.key("request_parameter_supported")
+        writer.write(JSONValue.bool(false))
+        writer.key("request_uri_parameter_supported")
+        writer.write(JSONValue.bool(false))
         writer.member("subject_types_supported", ["public"])
         writer.member("id_token_signing_alg_values_supported", [algorithm])
         writer.member("token_endpoint_auth_methods_supported", ["none"])
