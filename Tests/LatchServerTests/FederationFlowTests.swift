@@ -41,6 +41,8 @@ struct FederationFlowTests {
     /// registered as `corp` and allowed for the default client.
     static func withUpstream(
         configure: @escaping (inout LatchConfiguration) -> Void = { _ in },
+        users: [String] = ["alice:password:alice@example.com:Alice Liddell", "bob:hunter22:bob@other.example:Bob"],
+        allowedEmailDomains: [String]? = nil,
         _ body: @Sendable (Client, UpstreamProviderProcess, Deployment) async throws -> Void
     ) async throws {
         guard await UpstreamProviderProcess.isAvailable else {
@@ -55,7 +57,7 @@ struct FederationFlowTests {
                 "https://latch.test/oauth2/upstream/corp/callback", "https://latch.test/oauth2/upstream/corp/signed-out",
                 "https://latch.test/oauth2/upstream/partner/callback",
             ],
-            users: ["alice:password:alice@example.com:Alice Liddell", "bob:hunter22:bob@other.example:Bob"], output: directory.path + "/upstream.log")
+            users: users, output: directory.path + "/upstream.log")
         do {
             let deployment = try await Deployment.make(clockStart: Date()) { configuration in
                 configuration.federation.upstreamTimeout = 3
@@ -66,7 +68,8 @@ struct FederationFlowTests {
                     .post, "/admin/v1/upstream-idps",
                     AdminUpstreamIdPRequest(
                         id: "corp", displayName: "Corp SSO", issuer: provider.issuer, clientId: upstreamClientID, clientSecret: upstreamSecret,
-                        scopes: ["openid", "profile", "email"], usernameClaim: "preferred_username", keptClaims: ["email", "name"]))
+                        scopes: ["openid", "profile", "email"], usernameClaim: "preferred_username", keptClaims: ["email", "name"],
+                        allowedEmailDomains: allowedEmailDomains))
                 #expect(added.status == .created, "\(added.json)")
                 let patched = try await client.admin(
                     .patch, "/admin/v1/clients/default",
@@ -529,5 +532,38 @@ struct FederationFlowTests {
             throw error
         }
         await provider.stop()
+    }
+
+    @Test("Allowed email domains: a verified address with two unquoted @ (mallory@evil.example@corp.example) is in no domain and is refused; one @ in the domain is admitted")
+    func emailDomainWithTwoAts() async throws {
+        try await Self.withUpstream(
+            users: ["alice:password:alice@Corp.Example:Alice Liddell", "mallory:password:mallory@evil.example@corp.example:Mallory"],
+            allowedEmailDomains: ["corp.example"]
+        ) { client, provider, deployment in
+            let users = try await deployment.count("users")
+            let mallory = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+            let refused = try await mallory.signIn(at: try await mallory.open(AppRequest().url()), username: "mallory", password: "password")
+            #expect(refused.status == 403 && refused.body.contains(#"id="error-code">upstream_identity_refused<"#), "\(refused)")
+            #expect(refused.appURL == nil)
+            #expect(try await deployment.count("users") == users)
+            let alice = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+            let app = AppRequest()
+            let back = try await alice.signIn(at: try await alice.open(app.url()))
+            #expect(try await Self.redeem(client, try #require(back.appURL, "\(back)"), app).status == .ok)
+        }
+    }
+
+    @Test("An allowed email domain must be an ASCII domain name: two @, a U-label, a trailing dot are invalid_input")
+    func allowedEmailDomainsValidated() async throws {
+        try await Deployment.make().run { client in
+            for domains in [["evil.example@corp.example"], ["bücher.example"], ["corp.example."], ["corp..example"]] {
+                let reply = try await client.admin(
+                    .post, "/admin/v1/upstream-idps",
+                    AdminUpstreamIdPRequest(
+                        id: "corp", displayName: "Corp SSO", issuer: "https://idp.example", clientId: "latch", clientSecret: "s0123456789abcdef",
+                        allowedEmailDomains: domains))
+                #expect(reply.status == .badRequest && reply.code == "invalid_input", "\(domains): \(reply.json)")
+            }
+        }
     }
 }

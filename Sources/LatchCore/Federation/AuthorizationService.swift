@@ -386,10 +386,10 @@ public struct AuthorizationService: Sendable {
             return Self.errorPage(.upstreamUnavailable, "The identity provider did not answer in time. Nothing was changed; try again.", status: 502)
         }
         if let domains = idp.settings.allowedEmailDomains {
-            let email = identity.claims["email"]?.stringValue?.lowercased() ?? ""
+            // The domain after the one unquoted `@` (``EmailDomain``): `a@evil.example@corp.example` has none.
+            let domain = identity.claims["email"]?.stringValue.flatMap(EmailDomain.of)
             let verified = identity.claims["email_verified"] == .bool(true)
-            let domain = email.split(separator: "@").last.map(String.init) ?? ""
-            guard verified, email.contains("@"), domains.map({ $0.lowercased() }).contains(domain) else {
+            guard verified, let domain, domains.compactMap(EmailDomain.normalized).contains(domain) else {
                 return Self.errorPage(.upstreamIdentityRefused, "This account may not sign in to this app (its email domain is not allowed).", status: 403)
             }
         }
