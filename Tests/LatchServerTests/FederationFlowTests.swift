@@ -294,6 +294,13 @@ struct FederationFlowTests {
             let reused = try await redeem(url, verifier: request.verifier)
             #expect(reused.code == "invalid_grant")
             #expect(try await client.refresh(try good.decode(TokenResponse.self).refreshToken).code == "invalid_grant")
+            // The audit log names the user only for the reuse (code and verifier verified); the refusals before
+            // (wrong verifier, redirect URI, client, garbage) verified nothing and name nobody.
+            let failed = try await client.admin(.get, "/admin/v1/audit?limit=500&type=signin.failed").decode(AuditPage.self).records
+            let user = try verifyAgainstJWKS(try good.decode(TokenResponse.self).idToken, jwks: try await client.get("/.well-known/jwks.json").decode(JSONWebKeySet.self))["sub"]
+            #expect(failed.count == 7, "\(failed.map(\.detail))")
+            #expect(failed.first.map { JSONValue.string($0.subject ?? "") } == user)
+            #expect(failed.dropFirst().allSatisfy { $0.subject == nil })
             // The first flow's code still works (each code is its own).
             #expect(try await Self.redeem(client, firstURL, first).status == .ok)
             // Expired after 60 s.
