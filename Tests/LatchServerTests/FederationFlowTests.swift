@@ -473,6 +473,42 @@ struct FederationFlowTests {
         }
     }
 
+    @Test("RP-initiated logout: an ID token hint of another user (a cross-site link) or of an earlier sign-in asks the user, signing nobody out; the browser's own hint signs out at once")
+    func logoutHintOfAnotherSession() async throws {
+        try await Self.withUpstream { client, provider, deployment in
+            func logout(_ hint: String) -> String {
+                "https://latch.test/oauth2/logout?" + FormEncoding.query(
+                    [("id_token_hint", hint), ("post_logout_redirect_uri", Self.appSignedOut), ("state", "s1")])
+            }
+            func signIn(_ browser: TestBrowser, username: String = "alice", password: String = "password") async throws -> TokenResponse {
+                let app = AppRequest()
+                let back = try await browser.signIn(at: try await browser.open(app.url()), username: username, password: password)
+                return try await Self.redeem(client, try #require(back.appURL, "\(back)"), app).decode(TokenResponse.self)
+            }
+            // Bob's own ID token is what the attacker puts in a link.
+            let bob = try await signIn(TestBrowser(latch: client, upstreamOrigin: provider.issuer), username: "bob", password: "hunter22")
+            let alice = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+            let aliceTokens = try await signIn(alice)
+            let forged = try await alice.open(logout(bob.idToken))
+            #expect(forged.body.contains(#"id="sign-out""#) && forged.appURL == nil, "\(forged)")
+            #expect(alice.cookies("https://latch.test")["__Host-latch_session"] != nil)
+            #expect(try await Self.upstreamState(provider)["logouts"] == .int(0))
+            // Still signed in: the next app sign-in is answered from the web session.
+            #expect(try await alice.open(AppRequest().url()).appURL != nil)
+            // Her own hint: signed out at once, through the upstream, back at the app.
+            let own = try await alice.open(logout(aliceTokens.idToken))
+            #expect(own.appURL == Self.appSignedOut + "?state=s1", "\(own)")
+            #expect(alice.cookies("https://latch.test")["__Host-latch_session"] == nil)
+            // Signed in again later: the first sign-in's token (its sid is another web session's) asks.
+            deployment.clock.advance(by: 5)
+            let second = try await signIn(alice)
+            let stale = try await alice.open(logout(aliceTokens.idToken))
+            #expect(stale.body.contains(#"id="sign-out""#) && stale.appURL == nil, "\(stale)")
+            #expect(alice.cookies("https://latch.test")["__Host-latch_session"] != nil)
+            #expect(try await alice.open(logout(second.idToken)).appURL == Self.appSignedOut + "?state=s1")
+        }
+    }
+
     @Test("private_key_jwt with Latch's own signing key (the upstream reads Latch's JWKS), UserInfo claims kept, allowed email domains, max_age")
     func privateKeyJWTUserinfoAndDomains() async throws {
         guard await UpstreamProviderProcess.isAvailable else {

@@ -509,8 +509,10 @@ public struct AuthorizationService: Sendable {
     ///   client, and `client_id`, when given too, must be it.
     /// - Step 2. `post_logout_redirect_uri` is one of that client's registered logout URIs exactly — otherwise an
     ///   error page.
-    /// - Step 3. Without an ID token hint and with a signed-in browser, the user confirms on a page (CSRF-protected
-    ///   form back to this endpoint).
+    /// - Step 3. With a signed-in browser, the user confirms on a page (CSRF-protected form back to this endpoint)
+    ///   unless the ID token hint is of that browser's sign-in (``hintIsOf(_:_:)``): RP-Initiated Logout 1.0 §2 — a
+    ///   logout request without a hint, or with one of another user or session, may come from anyone (a cross-site
+    ///   link), so the user is asked.
     /// - Step 4. The web session ends and its cookie is deleted; the app's tokens stay (sign-out and global sign-out
     ///   revoke those). The browser goes through the upstream's end-session endpoint when it has one, then to the
     ///   app's logout URI with `state`, or to the signed-out page.
@@ -518,14 +520,14 @@ public struct AuthorizationService: Sendable {
         let now = clock.seconds()
         // Step 1.
         var clientID = parameters["client_id"].flatMap { $0.isEmpty ? nil : $0 }
-        var hinted = false
-        if let hint = parameters["id_token_hint"], !hint.isEmpty {
-            guard let audience = try await verifiedOwnIDToken(hint) else {
+        var hint: LogoutHint?
+        if let token = parameters["id_token_hint"], !token.isEmpty {
+            guard let verified = try await verifiedOwnIDToken(token), let audience = verified.audience else {
                 return Self.errorPage(.invalidRequest, "The sign-out request carries an ID token this service did not issue.")
             }
             if let clientID, clientID != audience { return Self.errorPage(.invalidRequest, "The sign-out request names two different apps.") }
             clientID = audience
-            hinted = true
+            hint = verified
         }
         // Step 2.
         var returnTo: String?
@@ -541,9 +543,12 @@ public struct AuthorizationService: Sendable {
         }
         let webSession = try await activeWebSession(cookies, now: now)
         // Step 3.
-        if let webSession, !hinted, !confirmed {
+        let hintIsOfSession = if let webSession { try await hintIsOf(hint, webSession) } else { false }
+        if let webSession, !confirmed, !hintIsOfSession {
             var fields: [String: String] = [:]
             for name in ["client_id", "post_logout_redirect_uri", "state"] { if let value = parameters[name] { fields[name] = value } }
+            // The form does not carry the hint back: the app it named is kept as client_id.
+            if let clientID { fields["client_id"] = clientID }
             return .page(.confirmSignOut(fields: fields, csrf: csrfToken(webSessionID: webSession.id)))
         }
         if confirmed {
@@ -580,13 +585,31 @@ public struct AuthorizationService: Sendable {
         return signOut.returnTo.map { .redirect($0) } ?? .page(.signedOut(returnURL: nil))
     }
 
-    /// The audience of an ID token Latch signed (expiry not checked: logout accepts old hints).
-    func verifiedOwnIDToken(_ token: String) async throws -> String? {
+    /// What a logout's `id_token_hint` says: the app, the user and the app session.
+    struct LogoutHint {
+        var audience: String?
+        var subject: String?
+        var sessionID: String?
+    }
+
+    /// The claims of an ID token Latch signed (expiry not checked: logout accepts old hints).
+    func verifiedOwnIDToken(_ token: String) async throws -> LogoutHint? {
         guard let jws = try? ParsedJWS(token), let kid = jws.keyID ?? nil, let key = try await keys.verificationKeyReloading(kid: kid),
             let claims = try? jws.verify(with: key, canonical: true).claims, claims["iss"]?.stringValue == issuer,
             jws.header["typ"]?.stringValue != "at+jwt"
         else { return nil }
-        return claims["aud"]?.stringValue
+        return LogoutHint(audience: claims["aud"]?.stringValue, subject: claims["sub"]?.stringValue, sessionID: claims["sid"]?.stringValue)
+    }
+
+    /// Whether `hint` is of the browser's web session, so that the logout needs no confirmation: its `sub` is the web
+    /// session's user, and its `sid`, when it has one, names an app session opened from this web session — that
+    /// user's, from the same upstream authentication (`auth_time`), opened no earlier than the web session. (An app
+    /// session does not store the web session it came from; these are what the two share.)
+    func hintIsOf(_ hint: LogoutHint?, _ webSession: WebSession) async throws -> Bool {
+        guard let hint, let subject = hint.subject, subject == webSession.userID else { return false }
+        guard let sessionID = hint.sessionID else { return true }
+        guard let session = try await store.session(id: sessionID) else { return false }
+        return session.userID == webSession.userID && session.authTime == webSession.authTime && session.createdAt >= webSession.createdAt
     }
 
     /// The sign-out form's CSRF token: an HMAC of the web session id under the federation key.
