@@ -509,6 +509,51 @@ struct FederationFlowTests {
         }
     }
 
+    @Test("Step-up: when prompt=login or max_age was forwarded, an upstream auth_time that is missing, too old or from before the request is login_required for the app, nothing written; a fresh one is Latch's; without either, a missing auth_time is left out, never made up")
+    func stepUpNeedsUpstreamAuthTime() async throws {
+        try await Self.withUpstream { client, provider, deployment in
+            let before = try await Self.written(deployment)
+            let refused: [(String, [(String, String)])] = [
+                ("stale_auth_time", [("prompt", "login")]), ("no_auth_time", [("prompt", "login")]),
+                ("stale_auth_time", [("max_age", "60")]), ("no_auth_time", [("max_age", "600")]),
+            ]
+            for (mode, extra) in refused {
+                try await Self.misbehave(provider, mode)
+                let browser = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+                let app = AppRequest()
+                let back = try await browser.signIn(at: try await browser.open(app.url(extra: extra)))
+                let redirect = try #require(back.appURL, "\(mode) \(extra): \(back)")
+                let parameters = queryParameters(redirect)
+                #expect(redirect.hasPrefix(Self.appRedirect + "?"))
+                #expect(parameters["error"] == "login_required" && parameters["code"] == nil, "\(mode) \(extra): \(redirect)")
+                #expect(parameters["state"] == app.state && parameters["iss"] == "https://latch.test")
+                #expect(browser.cookies("https://latch.test")["__Host-latch_session"] == nil)
+            }
+            #expect(try await Self.written(deployment) == before)
+            let jwks = try await client.get("/.well-known/jwks.json").decode(JSONWebKeySet.self)
+            // A fresh authentication answers both; Latch's auth_time is the upstream's (at most Latch's now).
+            try await Self.misbehave(provider, "none")
+            let fresh = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+            let app = AppRequest()
+            let back = try await fresh.signIn(at: try await fresh.open(app.url(extra: [("prompt", "login"), ("max_age", "600")])))
+            let tokens = try await Self.redeem(client, try #require(back.appURL, "\(back)"), app)
+            let authTime = try #require(try verifyAgainstJWKS(try tokens.decode(TokenResponse.self).idToken, jwks: jwks)["auth_time"]?.intValue)
+            #expect(authTime <= deployment.now && authTime > deployment.now - 60)
+            // Nothing forwarded and no auth_time from the upstream: the ID token has none (not "now").
+            try await Self.misbehave(provider, "no_auth_time")
+            let plain = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+            let plainApp = AppRequest()
+            let plainBack = try await plain.signIn(at: try await plain.open(plainApp.url()))
+            let plainTokens = try await Self.redeem(client, try #require(plainBack.appURL, "\(plainBack)"), plainApp)
+            let claims = try verifyAgainstJWKS(try plainTokens.decode(TokenResponse.self).idToken, jwks: jwks)
+            #expect(claims["auth_time"] == nil && claims["sub"] != nil)
+            // That web session's age is unknown, so it answers no max_age: the browser goes upstream again.
+            try await Self.misbehave(provider, "none")
+            _ = try await plain.open(AppRequest().url(extra: [("max_age", "3600")]))
+            #expect(plain.visited.withLock { $0.contains { $0.hasPrefix(provider.issuer + "/authorize?") && $0.contains("max_age=3600") } })
+        }
+    }
+
     @Test("private_key_jwt with Latch's own signing key (the upstream reads Latch's JWKS), UserInfo claims kept, allowed email domains, max_age")
     func privateKeyJWTUserinfoAndDomains() async throws {
         guard await UpstreamProviderProcess.isAvailable else {

@@ -43,6 +43,9 @@ struct UpstreamState: Codable, Sendable {
     var verifier: String
     /// SHA-256 of the binding cookie's value.
     var binding: String
+    /// When Latch sent the browser to the upstream: a `prompt=login` authentication is no earlier (absent in states
+    /// sealed by earlier versions: the authorization request's time stands in).
+    var sentAt: Int64?
 }
 
 /// An authorization code's content (sealed; its `id` spent at redemption).
@@ -300,7 +303,8 @@ public struct AuthorizationService: Sendable {
             setCookies.append(BrowserCookie(name: BrowserCookie.binding, value: binding, maxAge: settings.pendingLifetime))
         }
         let state = UpstreamState(
-            id: random.token(byteCount: 16), request: pending, idp: id, nonce: random.token(), verifier: random.token(), binding: PKCE.hashHex(binding))
+            id: random.token(byteCount: 16), request: pending, idp: id, nonce: random.token(), verifier: random.token(), binding: PKCE.hashHex(binding),
+            sentAt: now)
         var query: [(String, String)] = [
             ("response_type", "code"), ("client_id", idp.settings.clientId),
             ("redirect_uri", Self.callbackURL(issuer: issuer, idp: id)), ("scope", idp.settings.scopes.joined(separator: " ")),
@@ -331,7 +335,9 @@ public struct AuthorizationService: Sendable {
     ///   defence).
     /// - Step 3. An upstream `error` goes back to the app as `access_denied`.
     /// - Step 4. The code is exchanged and the ID token validated (``UpstreamOpenIDClient/validate(idToken:nonce:idp:metadata:)``);
-    ///   the email domain and the username claim are checked.
+    ///   when Latch forwarded `prompt=login` or `max_age`, the upstream's `auth_time` is required and must satisfy them
+    ///   (``stepUpProblem(_:request:sentAt:now:)``), else the app gets `login_required`; the email domain and the
+    ///   username claim are checked.
     /// - Step 5. One unit: the state is spent, the user created (first sign-in of this (issuer, sub)) or their kept
     ///   claims refreshed, the web session opened. Then the browser goes back to the app with a code.
     public func callback(idp id: String, _ parameters: [String: String], cookies: [String: String]) async throws -> BrowserAnswer {
@@ -385,6 +391,12 @@ public struct AuthorizationService: Sendable {
             logger.warning("upstream unavailable", metadata: ["idp": "\(id)", "error": "\(error)"])
             return Self.errorPage(.upstreamUnavailable, "The identity provider did not answer in time. Nothing was changed; try again.", status: 502)
         }
+        if let problem = stepUpProblem(identity.authTime, request: request, sentAt: state.sentAt, now: now) {
+            logger.info("upstream authentication not fresh enough", metadata: ["idp": "\(id)", "problem": "\(problem)"])
+            return .redirect(
+                authorizationResponse(
+                    request.redirectUri, [("error", ErrorCode.loginRequired.rawValue), ("error_description", problem)], state: request.state))
+        }
         if let domains = idp.settings.allowedEmailDomains {
             // The domain after the one unquoted `@` (``EmailDomain``): `a@evil.example@corp.example` has none.
             let domain = identity.claims["email"]?.stringValue.flatMap(EmailDomain.of)
@@ -398,8 +410,9 @@ public struct AuthorizationService: Sendable {
         }
         let kept = Dictionary(
             idp.settings.keptClaims.compactMap { name in identity.claims[name].map { (name, $0) } }, uniquingKeysWith: { first, _ in first })
-        // Step 5.
-        let authTime = min(identity.authTime ?? now, now)
+        // Step 5. The upstream's auth_time, never one made up: without it the time is unknown, stored as 0 (older than
+        // any max_age, so every freshness check asks again) and left out of Latch's ID tokens.
+        let authTime = identity.authTime.map { min($0, now) } ?? 0
         let secret = random.token()
         let sealedIDToken = try secrets.seal(Data(identity.idToken.utf8), keyID: "web-session-id-token")
         var user: User?
@@ -458,6 +471,24 @@ public struct AuthorizationService: Sendable {
     }
 
     enum Refusal: Error { case replayed, taken }
+
+    /// Why the upstream's `auth_time` does not answer what Latch forwarded of the app's request, or nil when it does
+    /// (or nothing was forwarded). OpenID Connect Core 1.0 §3.1.2.1: with `max_age` the ID token MUST carry
+    /// `auth_time`, and `prompt=login` asks for a new authentication; §3.1.3.7 step 13: the client checks `auth_time`
+    /// and requests a re-authentication when too much time has passed. With the clock skew allowance, `auth_time` must
+    /// be within `max_age` of now, and for `prompt=login` no earlier than when the browser was sent upstream.
+    func stepUpProblem(_ authTime: Int64?, request: PendingAuthorization, sentAt: Int64?, now: Int64) -> String? {
+        guard request.forceLogin || request.maxAge != nil else { return nil }
+        guard let authTime else { return "the identity provider did not say when the user authenticated (auth_time)" }
+        let skew = upstream.clockSkew
+        if let maxAge = request.maxAge, now - authTime > maxAge + skew {
+            return "the identity provider's authentication is older than max_age"
+        }
+        if request.forceLogin, authTime < (sentAt ?? request.expiresAt - settings.pendingLifetime) - skew {
+            return "the identity provider did not authenticate the user again (prompt=login)"
+        }
+        return nil
+    }
 
     /// The username from the upstream's claims: a string of 1–255 printable bytes.
     static func username(_ identity: UpstreamIdentity, claim: String) -> String? {
