@@ -109,12 +109,10 @@ struct DiscoveryTests {
         #expect(output.contains("valid"), "\(output)")
     }
 
-    // Authlib's rule that `id_token_signing_alg_values_supported` include RS256 (OpenID Connect Discovery 1.0 §3) is
-    // skipped: Latch signs ID tokens with ES256 only.
-    @Test("A third-party relying-party library (Authlib) accepts both metadata documents (except its RS256 rule)")
+    @Test("A third-party relying-party library (Authlib) accepts both metadata documents, every rule included (RS256 among the ID token algorithms)")
     func authlibAcceptsTheMetadata() async throws {
         try await Deployment.make().run { client in
-            try await Self.validateWithAuthlib(client, skipping: ["id_token_signing_alg_values_supported"])
+            try await Self.validateWithAuthlib(client)
         }
     }
 }

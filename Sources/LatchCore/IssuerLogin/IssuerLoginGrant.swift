@@ -180,9 +180,9 @@ public struct IssuerLoginGrant: TokenGrant {
                 throw LatchError(.temporarilyUnavailable, "the login raced a change of its principal; try again")
             }
             logger.debug("issuer login", metadata: ["user": "\(user.id)", "sid": "\(session.id)", "pairs": "\(pairs.count)"])
-            return try minter.response(
+            return try await minter.response(
                 user: user, session: session, refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now,
-                consumers: pairs.sorted())
+                consumers: pairs.sorted(), idTokenAlgorithm: client.idTokenAlgorithm)
         }
         throw LatchError(.temporarilyUnavailable, "the login raced a change of its principal; try again")
     }
@@ -222,8 +222,8 @@ public struct IssuerLoginGrant: TokenGrant {
         guard let (session, user) = try await store.sessionWithUser(id: sessionID) else { throw LatchError.invalidGrant("the session has ended") }
         let consumers = try await store.sessionConsumers(sessionID: sessionID)
         logger.debug("issuer tokens added", metadata: ["sid": "\(sessionID)", "added": "\(added.count)"])
-        return try minter.response(
+        return try await minter.response(
             user: user, session: session, refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now,
-            consumers: consumers)
+            consumers: consumers, idTokenAlgorithm: client.idTokenAlgorithm)
     }
 }

@@ -89,9 +89,9 @@ public struct SessionOpener: Sendable {
         var user = signIn.user
         if let updated = signIn.updatedClaims { user.claims = updated }
         logger.debug("signed in", metadata: ["user": "\(user.id)", "sid": "\(session.id)"])
-        return try minter.response(
+        return try await minter.response(
             user: user, session: session, refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation),
-            now: now)
+            now: now, idTokenAlgorithm: client.idTokenAlgorithm)
     }
 
     static func start(

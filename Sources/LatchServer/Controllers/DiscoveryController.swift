@@ -8,7 +8,8 @@ import LatchModel
 struct DiscoveryController {
     let keys: SigningKeyRing
     let issuer: String
-    let algorithm: String
+    /// The ID token algorithms, the deployment's first (`id_token_signing_alg_values_supported`).
+    let algorithms: [String]
     let scopes: [String]
     let grantTypes: [String]
     let proofTypes: [String]
@@ -24,7 +25,7 @@ struct DiscoveryController {
     var endpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
         let metadata = Self.metadata(
-            issuer: issuer, algorithm: algorithm, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, introspection: introspection,
+            issuer: issuer, algorithms: algorithms, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, introspection: introspection,
             customRegistration: customRegistration, dpop: dpop, authorization: authorization)
         routes.get(".well-known/openid-configuration") { _, _ in
             JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
@@ -42,7 +43,7 @@ struct DiscoveryController {
     }
 
     static func metadata(
-        issuer: String, algorithm: String, scopes: [String], grantTypes: [String], proofTypes: [String], introspection: Bool = false,
+        issuer: String, algorithms: [String], scopes: [String], grantTypes: [String], proofTypes: [String], introspection: Bool = false,
         customRegistration: Bool = false, dpop: Bool = false, authorization: Bool = false
     ) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 1024)
@@ -83,7 +84,9 @@ struct DiscoveryController {
         writer.key("request_uri_parameter_supported")
         writer.write(JSONValue.bool(false))
         writer.member("subject_types_supported", ["public"])
-        writer.member("id_token_signing_alg_values_supported", [algorithm])
+        // ES256 by default, RS256 for clients registered with idTokenSignedResponseAlg RS256 (OpenID Connect
+        // Discovery 1.0 §3 requires RS256 here).
+        writer.member("id_token_signing_alg_values_supported", algorithms)
         writer.member("token_endpoint_auth_methods_supported", ["none"])
         if dpop { writer.member("dpop_signing_alg_values_supported", DPoP.algorithms.map(\.rawValue)) }
         writer.member("revocation_endpoint_auth_methods_supported", ["none"])

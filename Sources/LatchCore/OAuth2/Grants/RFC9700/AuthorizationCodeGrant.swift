@@ -100,8 +100,8 @@ public struct AuthorizationCodeGrant: TokenGrant {
         } catch Refusal.userGone {
             throw LatchError.invalidGrant("this user is not registered")
         }
-        return try minter.response(
+        return try await minter.response(
             user: user, session: session, refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now,
-            nonce: code.nonce)
+            nonce: code.nonce, idTokenAlgorithm: request.client.idTokenAlgorithm)
     }
 }
