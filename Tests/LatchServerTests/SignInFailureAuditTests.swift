@@ -36,4 +36,24 @@ struct SignInFailureAuditTests {
             #expect(records.first?.detail == "grant=\(GrantType.jwtBearer) error=invalid_grant")
         }
     }
+
+    @Test("Issuer login: a replayed issuer token, every token verified, names the principal; a token with a foreign signature names nobody")
+    func issuerLogin() async throws {
+        try await Deployment.make().run { client in
+            try await IssuerLoginFlowTests.addIssuers(client)
+            let used = try IssuerLoginFlowTests.bankToken(client, ["c-7"])
+            let first = try await IssuerLoginFlowTests.login(client, [used])
+            #expect(first.status == .ok)
+            let principal = try IssuerLoginFlowTests.claims(try first.decode(TokenResponse.self).idToken)["sub"]?.stringValue
+            #expect(try await IssuerLoginFlowTests.login(client, [used]).code == "invalid_grant")
+            var records = try await Self.failures(client)
+            #expect(records.count == 1 && records.first?.subject == principal && principal != nil, "\(records.map { $0.subject ?? "-" })")
+            let forged = try Assertions.issuerToken(
+                issuer: "bank", keyID: "b1", consumers: ["c-7"], audience: IssuerLoginFlowTests.bankAudience, now: client.deployment.now
+            ).sign(with: IssuerLoginFlowTests.otherKey)
+            #expect(try await IssuerLoginFlowTests.login(client, [forged]).code == "invalid_grant")
+            records = try await Self.failures(client)
+            #expect(records.count == 2 && records.first?.subject == nil)
+        }
+    }
 }

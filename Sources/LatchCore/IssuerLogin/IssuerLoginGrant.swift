@@ -173,7 +173,8 @@ public struct IssuerLoginGrant: TokenGrant {
                     transaction.record(signedIn)
                 }
             } catch Refusal.replayed(let index) {
-                throw Self.replayed(index)
+                // Every token verified: a principal that exists is the user the refusal names.
+                throw existing.map { Self.replayed(index).afterVerifying($0.id) } ?? Self.replayed(index)
             } catch Refusal.principalTaken where attempt == 0 {
                 continue
             } catch Refusal.principalTaken, Refusal.userGone {
@@ -215,7 +216,7 @@ public struct IssuerLoginGrant: TokenGrant {
                 transaction.record(signedIn)
             }
         } catch Refusal.replayed(let index) {
-            throw Self.replayed(index)
+            throw Self.replayed(index).afterVerifying(caller.user.id)
         } catch Refusal.sessionEnded {
             throw LatchError.invalidGrant("the session has ended")
         }
