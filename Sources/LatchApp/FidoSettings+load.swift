@@ -9,6 +9,13 @@ extension FidoSettings {
     /// offline against `fido.metadataRoots` at `now`). A BLOB past its `nextUpdate` is used, with a warning.
     static func load(_ configuration: LatchConfiguration, now: Date, logger: Logger) throws -> FidoSettings {
         var settings = configuration.fidoSettings
+        if Self.isIPAddress(settings.rpID) {
+            // W3C Web Authentication Level 3 §5.1.3 and §5.1.4: a caller whose effective domain is not a valid domain
+            // (an IP address is not) gets a SecurityError, so browsers refuse every passkey ceremony here.
+            logger.warning(
+                "the WebAuthn relying party id is an IP address: browsers refuse passkeys for it; give the issuer a host name, or set fido.rpId",
+                metadata: ["rpId": "\(settings.rpID)"])
+        }
         var metadata = FidoMetadata()
         if let folder = configuration.fidoTrustAnchorsFolder {
             do {
@@ -59,6 +66,16 @@ extension FidoSettings {
         }
         settings.metadata = metadata
         return settings
+    }
+}
+
+extension FidoSettings {
+    /// Whether `host` is an IPv4 address in dotted-decimal form or an IPv6 address (bracketed or not): never a
+    /// domain name, since a domain name's last label is not all digits and none has a colon.
+    static func isIPAddress(_ host: String) -> Bool {
+        if host.contains(":") { return true }
+        let labels = host.split(separator: ".", omittingEmptySubsequences: false)
+        return labels.count == 4 && labels.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
     }
 }
 

@@ -20,7 +20,7 @@ extension PostgresStore: SigningKeyStore {
 extension PostgresTransaction: SigningKeyWrites {
     func activateSigningKey(_ key: SigningKeyRecord) {
         execute(
-            "UPDATE signing_keys SET retired_at = \(key.createdAt) WHERE retired_at IS NULL",
+            "UPDATE signing_keys SET retired_at = \(key.createdAt) WHERE retired_at IS NULL AND algorithm = \(key.algorithm.rawValue)",
             try """
             INSERT INTO signing_keys (key_id, algorithm, sealed_private_key, public_key, created_at, retired_at)
             VALUES (\(key.keyID), \(key.algorithm.rawValue), \(key.sealedPrivateKey), \(key.publicKeyDER), \(key.createdAt), NULL)

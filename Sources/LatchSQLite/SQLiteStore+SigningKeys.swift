@@ -18,7 +18,7 @@ extension SQLiteStore: SigningKeyStore {
 extension SQLiteTransaction: SigningKeyWrites {
     func activateSigningKey(_ key: SigningKeyRecord) {
         apply { db in
-            try db.run("UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL", [.int(key.createdAt)])
+            try db.run("UPDATE signing_keys SET retired_at = ? WHERE retired_at IS NULL AND algorithm = ?", [.int(key.createdAt), .text(key.algorithm.rawValue)])
             try db.run(
                 "INSERT INTO signing_keys (key_id, algorithm, sealed_private_key, public_key, created_at, retired_at) VALUES (?, ?, ?, ?, ?, NULL)",
                 [.text(key.keyID), .text(key.algorithm.rawValue), .blob(key.sealedPrivateKey), .blob(key.publicKeyDER), .int(key.createdAt)])

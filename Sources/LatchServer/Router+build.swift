@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import LatchCore
+import LatchJOSE
 
 /// Builds the router over assembled services. Tests drive it in-process; `LatchApp` serves it.
 public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext> {
@@ -19,7 +20,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
 
     router.addRoutes(
         DiscoveryController(
-            keys: services.keys, issuer: services.settings.issuer, algorithm: services.settings.signingAlgorithm,
+            keys: services.keys, issuer: services.settings.issuer, algorithms: services.keys.idTokenAlgorithms.map(\.rawValue),
             scopes: services.settings.scopes, grantTypes: services.tokens.grantTypes, proofTypes: services.registration.proofTypes,
             introspection: services.issuerLogin != nil, customRegistration: services.customRegistration != nil,
             dpop: services.tokens.dpop != nil, authorization: services.authorization != nil

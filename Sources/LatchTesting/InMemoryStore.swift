@@ -592,7 +592,9 @@ public final class InMemoryStore: LatchStore {
 
         func activateSigningKey(_ key: SigningKeyRecord) {
             apply { state in
-                for (id, record) in state.signingKeys where record.retiredAt == nil { state.signingKeys[id]?.retiredAt = key.createdAt }
+                for (id, record) in state.signingKeys where record.retiredAt == nil && record.algorithm == key.algorithm {
+                    state.signingKeys[id]?.retiredAt = key.createdAt
+                }
                 state.signingKeys[key.keyID] = key
                 return nil
             }

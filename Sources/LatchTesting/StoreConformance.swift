@@ -425,17 +425,22 @@ public enum StoreConformance {
             #expect(try await store.session(id: "s1") == nil)
             #expect(try await store.clients().isEmpty)
         },
-        Check(name: "signing keys: activating one retires the rest in the same step; retired keys are deleted after a cutoff") { store, _ in
-            func record(_ id: String, at: Int64) -> SigningKeyRecord {
-                SigningKeyRecord(keyID: id, algorithm: .ES256, sealedPrivateKey: Data([1]), publicKeyDER: TestKeys.p256.publicKey.derRepresentation, createdAt: at, retiredAt: nil)
+        Check(name: "signing keys: activating one retires the rest of its algorithm in the same step, not another algorithm's; retired keys are deleted after a cutoff") { store, _ in
+            func record(_ id: String, at: Int64, _ algorithm: JWSAlgorithm = .ES256) -> SigningKeyRecord {
+                let key = algorithm == .RS256 ? TestKeys.rsa.publicKey : TestKeys.p256.publicKey
+                return SigningKeyRecord(keyID: id, algorithm: algorithm, sealedPrivateKey: Data([1]), publicKeyDER: key.derRepresentation, createdAt: at, retiredAt: nil)
             }
             try await store.activateSigningKey(record("a", at: 10))
+            try await store.activateSigningKey(record("r", at: 15, .RS256))
             try await store.activateSigningKey(record("b", at: 20))
-            let keys = try await store.signingKeys()
-            #expect(keys.map(\.keyID) == ["a", "b"])
-            #expect(keys.map(\.retiredAt) == [20, nil])
+            var keys = try await store.signingKeys()
+            #expect(keys.map(\.keyID) == ["a", "r", "b"])
+            #expect(keys.map(\.retiredAt) == [20, nil, nil])
+            try await store.activateSigningKey(record("s", at: 30, .RS256))
+            keys = try await store.signingKeys()
+            #expect(keys.map(\.retiredAt) == [20, 30, nil, nil])
             #expect(try await store.deleteSigningKeys(retiredBefore: 21) == 1)
-            #expect(try await store.signingKeys().map(\.keyID) == ["b"])
+            #expect(try await store.signingKeys().map(\.keyID) == ["r", "b", "s"])
         },
         Check(name: "admin tokens: stored by id, replaced by id, deleted by id; replicas putting one token at once all succeed") { store, replica in
             // Replicas starting together with the same LATCH_ADMIN_TOKEN.

@@ -15,7 +15,7 @@ struct Keys: AsyncParsableCommand {
         subcommands: [Rotate.self, List.self])
 
     struct Rotate: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add a new active signing key; the old one retires.")
+        static let configuration = CommandConfiguration(abstract: "Add a new active signing key for one algorithm; the previous key of that algorithm retires.")
         @OptionGroup var deployment: DeploymentOptions
         @Option(help: "ES256 or RS256 (default: config keys.algorithm).")
         var algorithm: String?

@@ -85,10 +85,13 @@ struct WebAuthnCommand: AsyncParsableCommand {
     struct Registration: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "A RegistrationResponseJSON (navigator.credentials.create).")
         @OptionGroup var common: Common
+        @Flag(help: "Refuse an attestation that does not chain to a --trust-anchor or a platform format's root (none and self attestation included).")
+        var requireAttestation = false
         @Argument(help: "File holding the RegistrationResponseJSON.") var file: String
 
         func run() async throws {
-            let party = try common.relyingParty()
+            var party = try common.relyingParty()
+            party.requireTrustedAttestation = requireAttestation
             let (_, fields) = try WebAuthnCommand.response(file)
             var trace = AttestationTrace()
             do {

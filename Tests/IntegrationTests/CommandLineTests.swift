@@ -194,4 +194,24 @@ struct WebAuthnVerifyCommandTests {
         #expect(try JSONValue.parse(Data(why.utf8))["error"] == .string("webauthn_client_data_invalid"))
         #expect(try await latch(["webauthn", "verify", "registration", "--rp-id", "latch.test", "--challenge", "x", registration]).0 == 2)
     }
+
+    @Test("--require-attestation: the same registration is refused without its trust anchor and verified with it")
+    func requireAttestation() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let (registration, _, vector) = try responses("es256-packed-x5c.json", in: directory)
+        let anchor = directory.path + "/anchor.pem"
+        try vector["trustAnchorPEM"]!.stringValue!.write(toFile: anchor, atomically: true, encoding: .utf8)
+        let common = ["webauthn", "verify", "registration", "--rp-id", "latch.test", "--origin", "https://latch.test", "--json",
+                      "--challenge", vector["registrationChallenge"]!.stringValue!, "--require-attestation"]
+        // Without the flag an untrusted attestation is accepted like none; with it, refused.
+        let (lenient, _) = try await latch(Array(common.dropLast()) + [registration])
+        #expect(lenient == 0)
+        let (refused, why) = try await latch(common + [registration])
+        #expect(refused == 1, "\(why)")
+        let answer = try JSONValue.parse(Data(why.utf8))
+        #expect(answer["verified"] == .bool(false) && answer["error"]?.stringValue?.isEmpty == false, "\(why)")
+        let (trusted, output) = try await latch(common + ["--trust-anchor", anchor, registration])
+        #expect(trusted == 0, "\(output)")
+    }
 }

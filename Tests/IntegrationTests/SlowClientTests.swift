@@ -115,6 +115,30 @@ struct SlowClientTests {
         #expect(try await server.terminate() == 0)
     }
 
+    @Test("Pipelining (RFC 9112 §9.3.2): requests are answered in order; once a request behind another asks Connection: close, the answer in progress carries Connection: close, the connection ends and what was sent behind it is not answered")
+    func pipelining() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try await Self.server(directory)
+        // Two GETs in one write: two answers, in order, and the connection stays open.
+        let gets = try RawConnection(port: server.port)
+        gets.send("GET /health/live HTTP/1.1\r\nHost: x\r\n\r\nGET /.well-known/jwks.json HTTP/1.1\r\nHost: x\r\n\r\n")
+        let both = gets.readUntilClosed(limit: 1)
+        let answers = both.text.components(separatedBy: "HTTP/1.1 ").dropFirst()
+        #expect(answers.count == 2 && answers.first?.contains(#""status":"ok""#) == true && answers.last?.contains(#""keys""#) == true, "\(both.text)")
+        #expect(both.seconds == nil && !both.text.lowercased().contains("connection: close"), "\(both)")
+        // The last of three asks to close: only the first is answered, with Connection: close, and the connection ends.
+        let closing = try RawConnection(port: server.port)
+        closing.send(
+            "GET /health/live HTTP/1.1\r\nHost: x\r\n\r\nGET /.well-known/jwks.json HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "GET /health/ready HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let (text, seconds) = closing.readUntilClosed(limit: 5)
+        #expect(text.hasPrefix("HTTP/1.1 200") && text.contains(#""status":"ok""#) && text.lowercased().contains("connection: close"), "\(text)")
+        #expect(text.components(separatedBy: "HTTP/1.1 ").count == 2 && !text.contains(#""keys""#), "\(text)")
+        #expect((seconds ?? 99) < 1.5, "the connection stayed open \(seconds ?? -1) s")
+        #expect(try await server.terminate() == 0)
+    }
+
     @Test("Past http.maxConnections new connections are closed and logged; once silent ones time out, others are served")
     func connectionCap() async throws {
         let directory = TemporaryDirectory()

@@ -41,6 +41,8 @@ struct FederationFlowTests {
     /// registered as `corp` and allowed for the default client.
     static func withUpstream(
         configure: @escaping (inout LatchConfiguration) -> Void = { _ in },
+        users: [String] = ["alice:password:alice@example.com:Alice Liddell", "bob:hunter22:bob@other.example:Bob"],
+        allowedEmailDomains: [String]? = nil,
         _ body: @Sendable (Client, UpstreamProviderProcess, Deployment) async throws -> Void
     ) async throws {
         guard await UpstreamProviderProcess.isAvailable else {
@@ -55,7 +57,7 @@ struct FederationFlowTests {
                 "https://latch.test/oauth2/upstream/corp/callback", "https://latch.test/oauth2/upstream/corp/signed-out",
                 "https://latch.test/oauth2/upstream/partner/callback",
             ],
-            users: ["alice:password:alice@example.com:Alice Liddell", "bob:hunter22:bob@other.example:Bob"], output: directory.path + "/upstream.log")
+            users: users, output: directory.path + "/upstream.log")
         do {
             let deployment = try await Deployment.make(clockStart: Date()) { configuration in
                 configuration.federation.upstreamTimeout = 3
@@ -66,7 +68,8 @@ struct FederationFlowTests {
                     .post, "/admin/v1/upstream-idps",
                     AdminUpstreamIdPRequest(
                         id: "corp", displayName: "Corp SSO", issuer: provider.issuer, clientId: upstreamClientID, clientSecret: upstreamSecret,
-                        scopes: ["openid", "profile", "email"], usernameClaim: "preferred_username", keptClaims: ["email", "name"]))
+                        scopes: ["openid", "profile", "email"], usernameClaim: "preferred_username", keptClaims: ["email", "name"],
+                        allowedEmailDomains: allowedEmailDomains))
                 #expect(added.status == .created, "\(added.json)")
                 let patched = try await client.admin(
                     .patch, "/admin/v1/clients/default",
@@ -291,6 +294,13 @@ struct FederationFlowTests {
             let reused = try await redeem(url, verifier: request.verifier)
             #expect(reused.code == "invalid_grant")
             #expect(try await client.refresh(try good.decode(TokenResponse.self).refreshToken).code == "invalid_grant")
+            // The audit log names the user only for the reuse (code and verifier verified); the refusals before
+            // (wrong verifier, redirect URI, client, garbage) verified nothing and name nobody.
+            let failed = try await client.admin(.get, "/admin/v1/audit?limit=500&type=signin.failed").decode(AuditPage.self).records
+            let user = try verifyAgainstJWKS(try good.decode(TokenResponse.self).idToken, jwks: try await client.get("/.well-known/jwks.json").decode(JSONWebKeySet.self))["sub"]
+            #expect(failed.count == 7, "\(failed.map(\.detail))")
+            #expect(failed.first.map { JSONValue.string($0.subject ?? "") } == user)
+            #expect(failed.dropFirst().allSatisfy { $0.subject == nil })
             // The first flow's code still works (each code is its own).
             #expect(try await Self.redeem(client, firstURL, first).status == .ok)
             // Expired after 60 s.
@@ -463,6 +473,87 @@ struct FederationFlowTests {
         }
     }
 
+    @Test("RP-initiated logout: an ID token hint of another user (a cross-site link) or of an earlier sign-in asks the user, signing nobody out; the browser's own hint signs out at once")
+    func logoutHintOfAnotherSession() async throws {
+        try await Self.withUpstream { client, provider, deployment in
+            func logout(_ hint: String) -> String {
+                "https://latch.test/oauth2/logout?" + FormEncoding.query(
+                    [("id_token_hint", hint), ("post_logout_redirect_uri", Self.appSignedOut), ("state", "s1")])
+            }
+            func signIn(_ browser: TestBrowser, username: String = "alice", password: String = "password") async throws -> TokenResponse {
+                let app = AppRequest()
+                let back = try await browser.signIn(at: try await browser.open(app.url()), username: username, password: password)
+                return try await Self.redeem(client, try #require(back.appURL, "\(back)"), app).decode(TokenResponse.self)
+            }
+            // Bob's own ID token is what the attacker puts in a link.
+            let bob = try await signIn(TestBrowser(latch: client, upstreamOrigin: provider.issuer), username: "bob", password: "hunter22")
+            let alice = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+            let aliceTokens = try await signIn(alice)
+            let forged = try await alice.open(logout(bob.idToken))
+            #expect(forged.body.contains(#"id="sign-out""#) && forged.appURL == nil, "\(forged)")
+            #expect(alice.cookies("https://latch.test")["__Host-latch_session"] != nil)
+            #expect(try await Self.upstreamState(provider)["logouts"] == .int(0))
+            // Still signed in: the next app sign-in is answered from the web session.
+            #expect(try await alice.open(AppRequest().url()).appURL != nil)
+            // Her own hint: signed out at once, through the upstream, back at the app.
+            let own = try await alice.open(logout(aliceTokens.idToken))
+            #expect(own.appURL == Self.appSignedOut + "?state=s1", "\(own)")
+            #expect(alice.cookies("https://latch.test")["__Host-latch_session"] == nil)
+            // Signed in again later: the first sign-in's token (its sid is another web session's) asks.
+            deployment.clock.advance(by: 5)
+            let second = try await signIn(alice)
+            let stale = try await alice.open(logout(aliceTokens.idToken))
+            #expect(stale.body.contains(#"id="sign-out""#) && stale.appURL == nil, "\(stale)")
+            #expect(alice.cookies("https://latch.test")["__Host-latch_session"] != nil)
+            #expect(try await alice.open(logout(second.idToken)).appURL == Self.appSignedOut + "?state=s1")
+        }
+    }
+
+    @Test("Step-up: when prompt=login or max_age was forwarded, an upstream auth_time that is missing, too old or from before the request is login_required for the app, nothing written; a fresh one is Latch's; without either, a missing auth_time is left out, never made up")
+    func stepUpNeedsUpstreamAuthTime() async throws {
+        try await Self.withUpstream { client, provider, deployment in
+            let before = try await Self.written(deployment)
+            let refused: [(String, [(String, String)])] = [
+                ("stale_auth_time", [("prompt", "login")]), ("no_auth_time", [("prompt", "login")]),
+                ("stale_auth_time", [("max_age", "60")]), ("no_auth_time", [("max_age", "600")]),
+            ]
+            for (mode, extra) in refused {
+                try await Self.misbehave(provider, mode)
+                let browser = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+                let app = AppRequest()
+                let back = try await browser.signIn(at: try await browser.open(app.url(extra: extra)))
+                let redirect = try #require(back.appURL, "\(mode) \(extra): \(back)")
+                let parameters = queryParameters(redirect)
+                #expect(redirect.hasPrefix(Self.appRedirect + "?"))
+                #expect(parameters["error"] == "login_required" && parameters["code"] == nil, "\(mode) \(extra): \(redirect)")
+                #expect(parameters["state"] == app.state && parameters["iss"] == "https://latch.test")
+                #expect(browser.cookies("https://latch.test")["__Host-latch_session"] == nil)
+            }
+            #expect(try await Self.written(deployment) == before)
+            let jwks = try await client.get("/.well-known/jwks.json").decode(JSONWebKeySet.self)
+            // A fresh authentication answers both; Latch's auth_time is the upstream's (at most Latch's now).
+            try await Self.misbehave(provider, "none")
+            let fresh = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+            let app = AppRequest()
+            let back = try await fresh.signIn(at: try await fresh.open(app.url(extra: [("prompt", "login"), ("max_age", "600")])))
+            let tokens = try await Self.redeem(client, try #require(back.appURL, "\(back)"), app)
+            let authTime = try #require(try verifyAgainstJWKS(try tokens.decode(TokenResponse.self).idToken, jwks: jwks)["auth_time"]?.intValue)
+            #expect(authTime <= deployment.now && authTime > deployment.now - 60)
+            // Nothing forwarded and no auth_time from the upstream: the ID token has none (not "now").
+            try await Self.misbehave(provider, "no_auth_time")
+            let plain = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+            let plainApp = AppRequest()
+            let plainBack = try await plain.signIn(at: try await plain.open(plainApp.url()))
+            let plainTokens = try await Self.redeem(client, try #require(plainBack.appURL, "\(plainBack)"), plainApp)
+            let claims = try verifyAgainstJWKS(try plainTokens.decode(TokenResponse.self).idToken, jwks: jwks)
+            #expect(claims["auth_time"] == nil && claims["sub"] != nil)
+            // That web session's age is unknown, so it answers no max_age: the browser goes upstream again.
+            try await Self.misbehave(provider, "none")
+            _ = try await plain.open(AppRequest().url(extra: [("max_age", "3600")]))
+            #expect(plain.visited.withLock { $0.contains { $0.hasPrefix(provider.issuer + "/authorize?") && $0.contains("max_age=3600") } })
+        }
+    }
+
     @Test("private_key_jwt with Latch's own signing key (the upstream reads Latch's JWKS), UserInfo claims kept, allowed email domains, max_age")
     func privateKeyJWTUserinfoAndDomains() async throws {
         guard await UpstreamProviderProcess.isAvailable else {
@@ -529,5 +620,38 @@ struct FederationFlowTests {
             throw error
         }
         await provider.stop()
+    }
+
+    @Test("Allowed email domains: a verified address with two unquoted @ (mallory@evil.example@corp.example) is in no domain and is refused; one @ in the domain is admitted")
+    func emailDomainWithTwoAts() async throws {
+        try await Self.withUpstream(
+            users: ["alice:password:alice@Corp.Example:Alice Liddell", "mallory:password:mallory@evil.example@corp.example:Mallory"],
+            allowedEmailDomains: ["corp.example"]
+        ) { client, provider, deployment in
+            let users = try await deployment.count("users")
+            let mallory = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+            let refused = try await mallory.signIn(at: try await mallory.open(AppRequest().url()), username: "mallory", password: "password")
+            #expect(refused.status == 403 && refused.body.contains(#"id="error-code">upstream_identity_refused<"#), "\(refused)")
+            #expect(refused.appURL == nil)
+            #expect(try await deployment.count("users") == users)
+            let alice = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
+            let app = AppRequest()
+            let back = try await alice.signIn(at: try await alice.open(app.url()))
+            #expect(try await Self.redeem(client, try #require(back.appURL, "\(back)"), app).status == .ok)
+        }
+    }
+
+    @Test("An allowed email domain must be an ASCII domain name: two @, a U-label, a trailing dot are invalid_input")
+    func allowedEmailDomainsValidated() async throws {
+        try await Deployment.make().run { client in
+            for domains in [["evil.example@corp.example"], ["bücher.example"], ["corp.example."], ["corp..example"]] {
+                let reply = try await client.admin(
+                    .post, "/admin/v1/upstream-idps",
+                    AdminUpstreamIdPRequest(
+                        id: "corp", displayName: "Corp SSO", issuer: "https://idp.example", clientId: "latch", clientSecret: "s0123456789abcdef",
+                        allowedEmailDomains: domains))
+                #expect(reply.status == .badRequest && reply.code == "invalid_input", "\(domains): \(reply.json)")
+            }
+        }
     }
 }

@@ -447,7 +447,7 @@ struct UnknownKidTests {
             let tokens = try await client.signInFederated()
             let session = try #require(try await client.deployment.store.session(id: String(tokens.refreshToken.dropFirst(4).split(separator: ".")[0])))
             let user = try #require(try await client.deployment.store.user(id: session.userID))
-            let fromOther = try minter.response(user: user, session: session, refreshToken: "x", now: client.deployment.now)
+            let fromOther = try await minter.response(user: user, session: session, refreshToken: "x", now: client.deployment.now)
             #expect(try await client.get("/oauth2/userinfo", bearer: fromOther.accessToken).status == .ok)
         }
     }

@@ -12,7 +12,7 @@ import Testing
 @Suite("HTTP hardening")
 struct HTTPHardeningTests {
     @Test("HEAD works wherever GET does (RFC 9110 §9.3.2): same status and content type, no content", arguments: [
-        "/.well-known/jwks.json", "/.well-known/openid-configuration", "/health/live", "/health/ready",
+        "/.well-known/jwks.json", "/.well-known/openid-configuration", "/.well-known/oauth-authorization-server", "/health/live", "/health/ready",
     ])
     func head(path: String) async throws {
         try await Deployment.make().run { client in

@@ -32,7 +32,8 @@ Test-control endpoints (only on this test peer):
         alg_none (unsigned), hs256 (HMAC with the client secret, kid of the real key), unknown_kid (a fresh key
         not in the JWKS) change the ID tokens issued; error_response makes /authorize redirect back with
         error=access_denied&error_description=User+denied; token_500 makes /token answer HTTP 500; slow_token
-        makes /token sleep 10 s before answering normally.
+        makes /token sleep 10 s before answering normally; stale_auth_time says the user authenticated an hour ago
+        (whatever prompt=login or max_age asked), no_auth_time leaves auth_time out of the ID token.
   GET  /test/state      {"logins": password sign-ins, "failed_logins", "authorizations": codes issued,
                          "token_requests", "logouts", "last_logout_id_token_hint" (null when none was given),
                          "last_token_auth_method", "misbehave", "kid": the current signing key's}
@@ -77,7 +78,7 @@ from authlib.oidc.core.grants import OpenIDCode
 from authlib.oidc.core.util import create_half_hash
 
 MODES = ["none", "wrong_nonce", "wrong_aud", "wrong_iss", "expired", "bad_signature", "alg_none", "hs256",
-         "unknown_kid", "error_response", "token_500", "slow_token"]
+         "unknown_kid", "error_response", "token_500", "slow_token", "stale_auth_time", "no_auth_time"]
 SCOPES = ["openid", "profile", "email"]
 AUTH_METHODS = ["client_secret_basic", "client_secret_post", "private_key_jwt"]
 SESSION_COOKIE = "upstream_idp_session"
@@ -270,6 +271,10 @@ class IDTokens(OpenIDCode):
             claims["iss"] = "https://impostor.example"
         elif mode == "expired":
             claims["iat"], claims["exp"] = now - 3600 - TOKEN_LIFETIME, now - 3600
+        elif mode == "stale_auth_time":
+            claims["auth_time"] = now - 3600
+        elif mode == "no_auth_time":
+            del claims["auth_time"]
         return sign_id_token(claims, mode)
 
 

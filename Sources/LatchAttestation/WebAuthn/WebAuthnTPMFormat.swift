@@ -19,6 +19,11 @@ extension WebAuthnRelyingParty {
         guard statement["ver"]?.textValue == "2.0", let alg = statement["alg"]?.intValue, let signature = statement["sig"]?.bytesValue,
             let x5c = statement["x5c"], let certInfo = statement["certInfo"]?.bytesValue, let pubArea = statement["pubArea"]?.bytesValue
         else { throw refuse("needs ver 2.0, alg, sig, x5c, certInfo and pubArea") }
+        // alg: ES256 or RS256. RS1 (RSASSA-PKCS1-v1_5 with SHA-1, COSE -65535, RFC 8812 §2), which WebAuthn allows
+        // for TPMs, is refused on purpose: SHA-1 has practical chosen-prefix collisions, so such a signature proves
+        // little (docs/security.md).
+        guard alg != -65535 else { throw refuse("alg RS1 (-65535, RSASSA-PKCS1-v1_5 with SHA-1) is not accepted: SHA-1 signatures are not trusted") }
+        guard Self.tpmDigest(alg: alg, []) != nil else { throw refuse("alg \(alg) is not supported (ES256 -7 or RS256 -257)") }
         // Step 2. pubArea's key is the credential public key.
         let area: TPMPublicArea
         do {

@@ -1,3 +1,4 @@
+import LatchJOSE
 import LatchModel
 
 extension AdminService {
@@ -6,7 +7,10 @@ extension AdminService {
             throw LatchError.invalidInput("clientId must be 1–128 printable characters")
         }
         if let name = request.name, !Self.isName(name, max: 255) { throw LatchError.invalidInput("name must be 1–255 printable characters") }
-        let client = Client(id: request.clientId, name: request.name ?? request.clientId, createdAt: clock.seconds())
+        let algorithm = try await checkedIDTokenAlgorithm(request.idTokenSignedResponseAlg)
+        let client = Client(
+            id: request.clientId, name: request.name ?? request.clientId, createdAt: clock.seconds(),
+            evidence: ClientEvidence(idTokenSignedResponseAlg: algorithm))
         guard try await store.addClient(client, recording: change("clients", "create", "client \(client.id)")) else { throw LatchError(.conflict, "this client exists") }
         try await clients.reload()
         return Self.adminClient(client)
@@ -33,7 +37,19 @@ extension AdminService {
             },
             dpop: (client.evidence.dpop ?? .default).mode.rawValue, dpopAttested: (client.evidence.dpop ?? .default).attested,
             redirectUris: client.evidence.federation?.redirectUris, postLogoutRedirectUris: client.evidence.federation?.postLogoutRedirectUris,
-            upstreamIdps: client.evidence.federation?.upstreamIdps)
+            upstreamIdps: client.evidence.federation?.upstreamIdps,
+            idTokenSignedResponseAlg: client.evidence.idTokenSignedResponseAlg)
+    }
+
+    /// `idTokenSignedResponseAlg` checked: `ES256` or `RS256`, whose signing key then exists (made now for the first
+    /// client that asks for it, so that it is published before the client's first sign-in).
+    func checkedIDTokenAlgorithm(_ name: String?) async throws -> String? {
+        guard let name else { return nil }
+        guard let algorithm = JWSAlgorithm(rawValue: name), JWSAlgorithm.signing.contains(algorithm) else {
+            throw LatchError.invalidInput("idTokenSignedResponseAlg must be ES256 or RS256")
+        }
+        _ = try await keys.signer(for: algorithm, random: random)
+        return name
     }
 
     public func deleteClient(id: String) async throws {

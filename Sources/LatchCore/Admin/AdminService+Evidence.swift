@@ -13,8 +13,11 @@ extension AdminService {
     /// omitted), an empty `appIds` / `packageNames` removes the platform.
     public func patchClient(id: String, _ patch: AdminClientPatch) async throws -> AdminClient {
         let federationPatch = patch.redirectUris != nil || patch.postLogoutRedirectUris != nil || patch.upstreamIdps != nil
-        guard patch.ios != nil || patch.android != nil || patch.dpop != nil || patch.dpopAttested != nil || federationPatch else {
-            throw LatchError.invalidInput("ios, android, dpop, dpopAttested, redirectUris, postLogoutRedirectUris or upstreamIdps is required")
+        guard patch.ios != nil || patch.android != nil || patch.dpop != nil || patch.dpopAttested != nil || federationPatch
+            || patch.idTokenSignedResponseAlg != nil
+        else {
+            throw LatchError.invalidInput(
+                "ios, android, dpop, dpopAttested, redirectUris, postLogoutRedirectUris, upstreamIdps or idTokenSignedResponseAlg is required")
         }
         let all = try await store.clients()
         guard var client = all.first(where: { $0.id == id }) else { throw LatchError.notFound("no such client") }
@@ -43,6 +46,7 @@ extension AdminService {
             client.evidence.dpop = policy
         }
         if federationPatch { client.evidence.federation = try await checkedFederation(patch, stored: client.evidence.federation) }
+        if let algorithm = patch.idTokenSignedResponseAlg { client.evidence.idTokenSignedResponseAlg = try await checkedIDTokenAlgorithm(algorithm) }
         let evidence = client.evidence
         let event = change("clients", "update", "client \(id): " + Self.changes(from: before, to: evidence))
         do {
@@ -180,6 +184,7 @@ extension AdminService {
             ("redirectUris", list(evidence.federation?.redirectUris)),
             ("postLogoutRedirectUris", list(evidence.federation?.postLogoutRedirectUris)),
             ("upstreamIdps", list(evidence.federation?.upstreamIdps)),
+            ("idTokenSignedResponseAlg", evidence.idTokenSignedResponseAlg ?? "-"),
         ]
     }
 

@@ -44,8 +44,9 @@ extension AdminService {
             throw LatchError.invalidInput("keptClaims cannot include \(reserved): Latch sets it itself")
         }
         if let domains = request.allowedEmailDomains {
-            guard !domains.isEmpty, domains.count <= 100, domains.allSatisfy({ Self.isName($0, max: 253) && !$0.contains("@") }) else {
-                throw LatchError.invalidInput("allowedEmailDomains must be 1–100 domain names")
+            guard !domains.isEmpty, domains.count <= 100, domains.allSatisfy({ EmailDomain.normalized($0) != nil }) else {
+                throw LatchError.invalidInput(
+                    "allowedEmailDomains must be 1–100 domain names, internationalised ones in their xn-- (A-label) form")
             }
         }
         let algorithms = request.algorithms ?? ["RS256", "ES256"]

@@ -64,7 +64,13 @@ extension FidoService {
                 userHandle: userHandle, trace: &trace)
         } catch {
             if error.code == .webauthnCounterRegressed {
-                try await flagCounter(user: user, authenticator: authenticator, ceremony: ceremony.consumes, code: code)
+                // Step 22 follows step 21: the signature verified, so the refusal names the user.
+                do {
+                    try await flagCounter(user: user, authenticator: authenticator, ceremony: ceremony.consumes, code: code)
+                } catch let refused as LatchError {
+                    throw refused.afterVerifying(user.id)
+                }
+                throw refusal(error.code, "\(error.step): \(error.detail)").afterVerifying(user.id)
             }
             // A PIN authenticator's key comes from the PIN: a signature that does not verify is a wrong PIN, counted.
             if error.code == .webauthnSignatureInvalid, model == .pin {
@@ -72,7 +78,9 @@ extension FidoService {
             }
             throw refusal(error.code, "\(error.step): \(error.detail)")
         }
-        if model == .pin, !asserted.userVerified { throw refusal(.webauthnUserNotVerified, "a PIN authenticator must set the UV flag") }
+        if model == .pin, !asserted.userVerified {
+            throw refusal(.webauthnUserNotVerified, "a PIN authenticator must set the UV flag").afterVerifying(user.id)
+        }
         return CheckedAssertion(user: user, authenticator: authenticator, model: model, asserted: asserted)
     }
 

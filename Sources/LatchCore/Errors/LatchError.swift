@@ -20,6 +20,10 @@ public struct LatchError: Error, Sendable, CustomStringConvertible {
     /// Where an error is answered at a protected resource rather than at the token endpoint (RFC 9449 §7.1: DPoP
     /// errors are 401 with a `WWW-Authenticate: DPoP` challenge there, 400 at the token endpoint).
     public let atResource: Bool
+    /// The user whose credential the refused request had verified before it was refused (a replayed `jti`, a
+    /// counter that did not move, a user deleted meanwhile): the subject of the `signin.failed` record. Nil when
+    /// nothing was verified, so that a forged request cannot write someone's name into the audit log. Never sent.
+    public private(set) var verifiedSubject: String?
 
     public init(
         _ code: ErrorCode, _ message: String, maxAge: Int? = nil, detail: String? = nil, members: [String: JSONValue] = [:],
@@ -35,6 +39,14 @@ public struct LatchError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(code.rawValue): \(message)" + (detail.map { " (\($0))" } ?? "") }
+
+    /// This refusal of a request that had verified `userID`'s credential (``verifiedSubject``); an earlier
+    /// subject is kept.
+    public func afterVerifying(_ userID: String) -> LatchError {
+        var error = self
+        if error.verifiedSubject == nil { error.verifiedSubject = userID }
+        return error
+    }
 
     /// The `detail` of the refusal that detected refresh-token reuse (metrics count it apart from other refusals).
     public static let reuseDetectedDetail = "refresh token reuse detected"

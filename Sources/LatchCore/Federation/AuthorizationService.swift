@@ -43,6 +43,9 @@ struct UpstreamState: Codable, Sendable {
     var verifier: String
     /// SHA-256 of the binding cookie's value.
     var binding: String
+    /// When Latch sent the browser to the upstream: a `prompt=login` authentication is no earlier (absent in states
+    /// sealed by earlier versions: the authorization request's time stands in).
+    var sentAt: Int64?
 }
 
 /// An authorization code's content (sealed; its `id` spent at redemption).
@@ -300,7 +303,8 @@ public struct AuthorizationService: Sendable {
             setCookies.append(BrowserCookie(name: BrowserCookie.binding, value: binding, maxAge: settings.pendingLifetime))
         }
         let state = UpstreamState(
-            id: random.token(byteCount: 16), request: pending, idp: id, nonce: random.token(), verifier: random.token(), binding: PKCE.hashHex(binding))
+            id: random.token(byteCount: 16), request: pending, idp: id, nonce: random.token(), verifier: random.token(), binding: PKCE.hashHex(binding),
+            sentAt: now)
         var query: [(String, String)] = [
             ("response_type", "code"), ("client_id", idp.settings.clientId),
             ("redirect_uri", Self.callbackURL(issuer: issuer, idp: id)), ("scope", idp.settings.scopes.joined(separator: " ")),
@@ -331,7 +335,9 @@ public struct AuthorizationService: Sendable {
     ///   defence).
     /// - Step 3. An upstream `error` goes back to the app as `access_denied`.
     /// - Step 4. The code is exchanged and the ID token validated (``UpstreamOpenIDClient/validate(idToken:nonce:idp:metadata:)``);
-    ///   the email domain and the username claim are checked.
+    ///   when Latch forwarded `prompt=login` or `max_age`, the upstream's `auth_time` is required and must satisfy them
+    ///   (``stepUpProblem(_:request:sentAt:now:)``), else the app gets `login_required`; the email domain and the
+    ///   username claim are checked.
     /// - Step 5. One unit: the state is spent, the user created (first sign-in of this (issuer, sub)) or their kept
     ///   claims refreshed, the web session opened. Then the browser goes back to the app with a code.
     public func callback(idp id: String, _ parameters: [String: String], cookies: [String: String]) async throws -> BrowserAnswer {
@@ -385,11 +391,17 @@ public struct AuthorizationService: Sendable {
             logger.warning("upstream unavailable", metadata: ["idp": "\(id)", "error": "\(error)"])
             return Self.errorPage(.upstreamUnavailable, "The identity provider did not answer in time. Nothing was changed; try again.", status: 502)
         }
+        if let problem = stepUpProblem(identity.authTime, request: request, sentAt: state.sentAt, now: now) {
+            logger.info("upstream authentication not fresh enough", metadata: ["idp": "\(id)", "problem": "\(problem)"])
+            return .redirect(
+                authorizationResponse(
+                    request.redirectUri, [("error", ErrorCode.loginRequired.rawValue), ("error_description", problem)], state: request.state))
+        }
         if let domains = idp.settings.allowedEmailDomains {
-            let email = identity.claims["email"]?.stringValue?.lowercased() ?? ""
+            // The domain after the one unquoted `@` (``EmailDomain``): `a@evil.example@corp.example` has none.
+            let domain = identity.claims["email"]?.stringValue.flatMap(EmailDomain.of)
             let verified = identity.claims["email_verified"] == .bool(true)
-            let domain = email.split(separator: "@").last.map(String.init) ?? ""
-            guard verified, email.contains("@"), domains.map({ $0.lowercased() }).contains(domain) else {
+            guard verified, let domain, domains.compactMap(EmailDomain.normalized).contains(domain) else {
                 return Self.errorPage(.upstreamIdentityRefused, "This account may not sign in to this app (its email domain is not allowed).", status: 403)
             }
         }
@@ -398,8 +410,9 @@ public struct AuthorizationService: Sendable {
         }
         let kept = Dictionary(
             idp.settings.keptClaims.compactMap { name in identity.claims[name].map { (name, $0) } }, uniquingKeysWith: { first, _ in first })
-        // Step 5.
-        let authTime = min(identity.authTime ?? now, now)
+        // Step 5. The upstream's auth_time, never one made up: without it the time is unknown, stored as 0 (older than
+        // any max_age, so every freshness check asks again) and left out of Latch's ID tokens.
+        let authTime = identity.authTime.map { min($0, now) } ?? 0
         let secret = random.token()
         let sealedIDToken = try secrets.seal(Data(identity.idToken.utf8), keyID: "web-session-id-token")
         var user: User?
@@ -459,6 +472,24 @@ public struct AuthorizationService: Sendable {
 
     enum Refusal: Error { case replayed, taken }
 
+    /// Why the upstream's `auth_time` does not answer what Latch forwarded of the app's request, or nil when it does
+    /// (or nothing was forwarded). OpenID Connect Core 1.0 §3.1.2.1: with `max_age` the ID token MUST carry
+    /// `auth_time`, and `prompt=login` asks for a new authentication; §3.1.3.7 step 13: the client checks `auth_time`
+    /// and requests a re-authentication when too much time has passed. With the clock skew allowance, `auth_time` must
+    /// be within `max_age` of now, and for `prompt=login` no earlier than when the browser was sent upstream.
+    func stepUpProblem(_ authTime: Int64?, request: PendingAuthorization, sentAt: Int64?, now: Int64) -> String? {
+        guard request.forceLogin || request.maxAge != nil else { return nil }
+        guard let authTime else { return "the identity provider did not say when the user authenticated (auth_time)" }
+        let skew = upstream.clockSkew
+        if let maxAge = request.maxAge, now - authTime > maxAge + skew {
+            return "the identity provider's authentication is older than max_age"
+        }
+        if request.forceLogin, authTime < (sentAt ?? request.expiresAt - settings.pendingLifetime) - skew {
+            return "the identity provider did not authenticate the user again (prompt=login)"
+        }
+        return nil
+    }
+
     /// The username from the upstream's claims: a string of 1–255 printable bytes.
     static func username(_ identity: UpstreamIdentity, claim: String) -> String? {
         let value = claim == "sub" ? identity.subject : identity.claims[claim]?.stringValue
@@ -509,8 +540,10 @@ public struct AuthorizationService: Sendable {
     ///   client, and `client_id`, when given too, must be it.
     /// - Step 2. `post_logout_redirect_uri` is one of that client's registered logout URIs exactly — otherwise an
     ///   error page.
-    /// - Step 3. Without an ID token hint and with a signed-in browser, the user confirms on a page (CSRF-protected
-    ///   form back to this endpoint).
+    /// - Step 3. With a signed-in browser, the user confirms on a page (CSRF-protected form back to this endpoint)
+    ///   unless the ID token hint is of that browser's sign-in (``hintIsOf(_:_:)``): RP-Initiated Logout 1.0 §2 — a
+    ///   logout request without a hint, or with one of another user or session, may come from anyone (a cross-site
+    ///   link), so the user is asked.
     /// - Step 4. The web session ends and its cookie is deleted; the app's tokens stay (sign-out and global sign-out
     ///   revoke those). The browser goes through the upstream's end-session endpoint when it has one, then to the
     ///   app's logout URI with `state`, or to the signed-out page.
@@ -518,14 +551,14 @@ public struct AuthorizationService: Sendable {
         let now = clock.seconds()
         // Step 1.
         var clientID = parameters["client_id"].flatMap { $0.isEmpty ? nil : $0 }
-        var hinted = false
-        if let hint = parameters["id_token_hint"], !hint.isEmpty {
-            guard let audience = try await verifiedOwnIDToken(hint) else {
+        var hint: LogoutHint?
+        if let token = parameters["id_token_hint"], !token.isEmpty {
+            guard let verified = try await verifiedOwnIDToken(token), let audience = verified.audience else {
                 return Self.errorPage(.invalidRequest, "The sign-out request carries an ID token this service did not issue.")
             }
             if let clientID, clientID != audience { return Self.errorPage(.invalidRequest, "The sign-out request names two different apps.") }
             clientID = audience
-            hinted = true
+            hint = verified
         }
         // Step 2.
         var returnTo: String?
@@ -541,9 +574,12 @@ public struct AuthorizationService: Sendable {
         }
         let webSession = try await activeWebSession(cookies, now: now)
         // Step 3.
-        if let webSession, !hinted, !confirmed {
+        let hintIsOfSession = if let webSession { try await hintIsOf(hint, webSession) } else { false }
+        if let webSession, !confirmed, !hintIsOfSession {
             var fields: [String: String] = [:]
             for name in ["client_id", "post_logout_redirect_uri", "state"] { if let value = parameters[name] { fields[name] = value } }
+            // The form does not carry the hint back: the app it named is kept as client_id.
+            if let clientID { fields["client_id"] = clientID }
             return .page(.confirmSignOut(fields: fields, csrf: csrfToken(webSessionID: webSession.id)))
         }
         if confirmed {
@@ -580,13 +616,31 @@ public struct AuthorizationService: Sendable {
         return signOut.returnTo.map { .redirect($0) } ?? .page(.signedOut(returnURL: nil))
     }
 
-    /// The audience of an ID token Latch signed (expiry not checked: logout accepts old hints).
-    func verifiedOwnIDToken(_ token: String) async throws -> String? {
+    /// What a logout's `id_token_hint` says: the app, the user and the app session.
+    struct LogoutHint {
+        var audience: String?
+        var subject: String?
+        var sessionID: String?
+    }
+
+    /// The claims of an ID token Latch signed (expiry not checked: logout accepts old hints).
+    func verifiedOwnIDToken(_ token: String) async throws -> LogoutHint? {
         guard let jws = try? ParsedJWS(token), let kid = jws.keyID ?? nil, let key = try await keys.verificationKeyReloading(kid: kid),
             let claims = try? jws.verify(with: key, canonical: true).claims, claims["iss"]?.stringValue == issuer,
             jws.header["typ"]?.stringValue != "at+jwt"
         else { return nil }
-        return claims["aud"]?.stringValue
+        return LogoutHint(audience: claims["aud"]?.stringValue, subject: claims["sub"]?.stringValue, sessionID: claims["sid"]?.stringValue)
+    }
+
+    /// Whether `hint` is of the browser's web session, so that the logout needs no confirmation: its `sub` is the web
+    /// session's user, and its `sid`, when it has one, names an app session opened from this web session — that
+    /// user's, from the same upstream authentication (`auth_time`), opened no earlier than the web session. (An app
+    /// session does not store the web session it came from; these are what the two share.)
+    func hintIsOf(_ hint: LogoutHint?, _ webSession: WebSession) async throws -> Bool {
+        guard let hint, let subject = hint.subject, subject == webSession.userID else { return false }
+        guard let sessionID = hint.sessionID else { return true }
+        guard let session = try await store.session(id: sessionID) else { return false }
+        return session.userID == webSession.userID && session.authTime == webSession.authTime && session.createdAt >= webSession.createdAt
     }
 
     /// The sign-out form's CSRF token: an HMAC of the web session id under the federation key.

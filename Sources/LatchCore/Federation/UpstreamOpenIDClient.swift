@@ -57,7 +57,7 @@ public final class UpstreamOpenIDClient: Sendable {
     private let http: any UpstreamHTTPClient
     private let clock: LatchClock
     private let timeout: Int64
-    private let clockSkew: Int64
+    let clockSkew: Int64
     private let metadataCache = Locked<[String: Cached<UpstreamMetadata>]>([:])
     private let keyCache = Locked<[String: Cached<[String: PublicKey]>]>([:])
     private let logger: Logger

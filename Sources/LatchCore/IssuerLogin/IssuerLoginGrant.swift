@@ -173,16 +173,17 @@ public struct IssuerLoginGrant: TokenGrant {
                     transaction.record(signedIn)
                 }
             } catch Refusal.replayed(let index) {
-                throw Self.replayed(index)
+                // Every token verified: a principal that exists is the user the refusal names.
+                throw existing.map { Self.replayed(index).afterVerifying($0.id) } ?? Self.replayed(index)
             } catch Refusal.principalTaken where attempt == 0 {
                 continue
             } catch Refusal.principalTaken, Refusal.userGone {
                 throw LatchError(.temporarilyUnavailable, "the login raced a change of its principal; try again")
             }
             logger.debug("issuer login", metadata: ["user": "\(user.id)", "sid": "\(session.id)", "pairs": "\(pairs.count)"])
-            return try minter.response(
+            return try await minter.response(
                 user: user, session: session, refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now,
-                consumers: pairs.sorted())
+                consumers: pairs.sorted(), idTokenAlgorithm: client.idTokenAlgorithm)
         }
         throw LatchError(.temporarilyUnavailable, "the login raced a change of its principal; try again")
     }
@@ -215,15 +216,15 @@ public struct IssuerLoginGrant: TokenGrant {
                 transaction.record(signedIn)
             }
         } catch Refusal.replayed(let index) {
-            throw Self.replayed(index)
+            throw Self.replayed(index).afterVerifying(caller.user.id)
         } catch Refusal.sessionEnded {
             throw LatchError.invalidGrant("the session has ended")
         }
         guard let (session, user) = try await store.sessionWithUser(id: sessionID) else { throw LatchError.invalidGrant("the session has ended") }
         let consumers = try await store.sessionConsumers(sessionID: sessionID)
         logger.debug("issuer tokens added", metadata: ["sid": "\(sessionID)", "added": "\(added.count)"])
-        return try minter.response(
+        return try await minter.response(
             user: user, session: session, refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now,
-            consumers: consumers)
+            consumers: consumers, idTokenAlgorithm: client.idTokenAlgorithm)
     }
 }

@@ -3,18 +3,29 @@ import LatchJOSE
 import LatchModel
 import Logging
 
-/// Latch's own signing keys: the active signer, the public keys still published, and the JWKS.
+/// Latch's own signing keys: one active signer per algorithm, the public keys still published, and the JWKS.
 ///
-/// Loaded from the store at start (a first key is generated when there is none) and reloaded periodically, so
-/// a key rotated by another process or replica is picked up. A retired key stays published for
-/// `publicationAfterRetirement` seconds — at least the longest lifetime of a token it signed, plus skew.
+/// Loaded from the store at start (a first key for the deployment's algorithm is generated when there is none) and
+/// reloaded periodically, so a key rotated by another process or replica is picked up. A retired key stays published
+/// for `publicationAfterRetirement` seconds — at least the longest lifetime of a token it signed, plus skew.
+///
+/// The deployment's algorithm (`keys.algorithm`, ES256 by default) signs access tokens and the ID tokens of most
+/// clients; a client registered with `idTokenSignedResponseAlg` (OpenID Connect Dynamic Client Registration 1.0 §2
+/// `id_token_signed_response_alg`) gets ID tokens signed by the active key of that algorithm, made the first time one
+/// is needed (an RSA key is slow to generate) and from then on published, and rotated, beside the other.
 public final class SigningKeyRing: Sendable {
     /// What one load of the store yields; swapped atomically.
     struct Snapshot: Sendable {
+        /// The deployment algorithm's active key.
         var signer: JWSSigner
+        /// The active key of each algorithm that has one.
+        var signers: [JWSAlgorithm: JWSSigner]
         var verificationKeys: [String: PublicKey]
         var jwksJSON: [UInt8]
     }
+
+    /// The algorithms Latch can sign ID tokens with (`id_token_signing_alg_values_supported`), the deployment's first.
+    public var idTokenAlgorithms: [JWSAlgorithm] { [algorithm] + JWSAlgorithm.signing.filter { $0 != algorithm } }
 
     private let snapshot: Locked<Snapshot>
     /// When a reload was last asked for by an unknown `kid` (rate limit).
@@ -45,20 +56,21 @@ public final class SigningKeyRing: Sendable {
         publicationAfterRetirement: Int64, logger: Logger = Logger(label: "latch.keys")
     ) async throws -> SigningKeyRing {
         var records = try await store.signingKeys()
-        if !records.contains(where: { $0.retiredAt == nil }) {
+        if !records.contains(where: { $0.retiredAt == nil && $0.algorithm == algorithm }) {
             let record = try makeRecord(algorithm: algorithm, sealer: sealer, clock: clock, random: random)
             try await store.activateSigningKey(record)
             logger.info("generated a signing key", metadata: ["kid": "\(record.keyID)", "alg": "\(algorithm.rawValue)"])
             records = try await store.signingKeys()
         }
         let snapshot = try makeSnapshot(
-            records, sealer: sealer, now: clock.seconds(), publicationAfterRetirement: publicationAfterRetirement)
+            records, algorithm: algorithm, sealer: sealer, now: clock.seconds(), publicationAfterRetirement: publicationAfterRetirement)
         return SigningKeyRing(
             snapshot: snapshot, store: store, sealer: sealer, clock: clock, algorithm: algorithm,
             publicationAfterRetirement: publicationAfterRetirement, logger: logger)
     }
 
-    /// Generates a new key, makes it the active one and retires the previous; returns its `kid`.
+    /// Generates a new key for `algorithm`, makes it that algorithm's active key and retires the previous one of that
+    /// algorithm; returns its `kid`.
     @discardableResult
     public static func rotate(
         store: any SigningKeyStore & UnitOfWork, sealer: KeySealer, clock: LatchClock, random: RandomSource, algorithm: JWSAlgorithm,
@@ -84,11 +96,37 @@ public final class SigningKeyRing: Sendable {
         return kid
     }
 
+    /// Rotates the active key of every algorithm that has one (the deployment's first) and reloads; returns the new
+    /// kids in that order.
+    public func rotateAll(random: RandomSource, recording event: ((String) -> SecurityEvent)? = nil) async throws -> [String] {
+        let active = snapshot.withLock { Set($0.signers.keys) }
+        var kids: [String] = []
+        for algorithm in idTokenAlgorithms where algorithm == self.algorithm || active.contains(algorithm) {
+            kids.append(try await Self.rotate(store: store, sealer: sealer, clock: clock, random: random, algorithm: algorithm, recording: event))
+        }
+        try await reload()
+        return kids
+    }
+
+    /// The active signer for `algorithm`: read again from the store when this replica has none (another may have made
+    /// it), else generated and stored — the first ID token a client asks to have signed with it.
+    public func signer(for algorithm: JWSAlgorithm, random: RandomSource) async throws -> JWSSigner {
+        if let signer = snapshot.withLock({ $0.signers[algorithm] }) { return signer }
+        try await reload()
+        if let signer = snapshot.withLock({ $0.signers[algorithm] }) { return signer }
+        guard JWSAlgorithm.signing.contains(algorithm) else { throw LatchError(.serverError, "Latch does not sign with \(algorithm.rawValue)") }
+        let kid = try await Self.rotate(store: store, sealer: sealer, clock: clock, random: random, algorithm: algorithm)
+        logger.info("generated a signing key", metadata: ["kid": "\(kid)", "alg": "\(algorithm.rawValue)"])
+        try await reload()
+        guard let signer = snapshot.withLock({ $0.signers[algorithm] }) else { throw LatchError(.serverError, "no active \(algorithm.rawValue) signing key") }
+        return signer
+    }
+
     /// Re-reads the store.
     public func reload() async throws {
         let records = try await store.signingKeys()
         let fresh = try Self.makeSnapshot(
-            records, sealer: sealer, now: clock.seconds(), publicationAfterRetirement: publicationAfterRetirement)
+            records, algorithm: algorithm, sealer: sealer, now: clock.seconds(), publicationAfterRetirement: publicationAfterRetirement)
         let previous = snapshot.withLock { current in
             let previous = current.signer.keyID
             current = fresh
@@ -99,7 +137,7 @@ public final class SigningKeyRing: Sendable {
         }
     }
 
-    /// The active signer.
+    /// The deployment algorithm's active signer.
     public var signer: JWSSigner { snapshot.withLock { $0.signer } }
 
     /// The published key with this `kid`, if any.
@@ -136,14 +174,18 @@ public final class SigningKeyRing: Sendable {
     }
 
     static func makeSnapshot(
-        _ records: [SigningKeyRecord], sealer: KeySealer, now: Int64, publicationAfterRetirement: Int64
+        _ records: [SigningKeyRecord], algorithm: JWSAlgorithm, sealer: KeySealer, now: Int64, publicationAfterRetirement: Int64
     ) throws -> Snapshot {
-        // The newest unretired key signs.
-        guard let active = records.filter({ $0.retiredAt == nil }).max(by: { $0.createdAt < $1.createdAt }) else {
-            throw LatchError(.serverError, "no active signing key")
+        // Per algorithm, the newest unretired key signs.
+        var signers: [JWSAlgorithm: JWSSigner] = [:]
+        for record in records.filter({ $0.retiredAt == nil }).sorted(by: { $0.createdAt < $1.createdAt }) {
+            let pem = try sealer.open(record.sealedPrivateKey, keyID: record.keyID)
+            signers[record.algorithm] = JWSSigner(key: try PrivateKey(pem: String(decoding: pem, as: UTF8.self)), keyID: record.keyID)
         }
-        let pem = try sealer.open(active.sealedPrivateKey, keyID: active.keyID)
-        let privateKey = try PrivateKey(pem: String(decoding: pem, as: UTF8.self))
+        // The deployment's algorithm; a store that has none of it (keys.algorithm changed) signs with its newest key
+        // until the next rotation.
+        let newest = records.filter({ $0.retiredAt == nil }).max(by: { $0.createdAt < $1.createdAt }).flatMap { signers[$0.algorithm] }
+        guard let signer = signers[algorithm] ?? newest else { throw LatchError(.serverError, "no active signing key") }
         var verificationKeys: [String: PublicKey] = [:]
         var jwks: [JSONWebKey] = []
         for record in records.sorted(by: { $0.createdAt > $1.createdAt }) {
@@ -153,8 +195,7 @@ public final class SigningKeyRing: Sendable {
             jwks.append(key.jwk(kid: record.keyID))
         }
         return Snapshot(
-            signer: JWSSigner(key: privateKey, keyID: active.keyID), verificationKeys: verificationKeys,
-            jwksJSON: JSONWebKeySet.serialized(JSONWebKeySet(keys: jwks)))
+            signer: signer, signers: signers, verificationKeys: verificationKeys, jwksJSON: JSONWebKeySet.serialized(JSONWebKeySet(keys: jwks)))
     }
 }
 

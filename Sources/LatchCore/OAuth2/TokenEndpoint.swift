@@ -64,9 +64,10 @@ public struct TokenEndpoint: Sendable {
             }
         } catch let error as LatchError where grantType != GrantType.refreshToken {
             // A refused sign-in is recorded on its own (a refused refresh is not a sign-in; its reuse is recorded by
-            // the refresh grant).
+            // the refresh grant). Its subject is the user only when the grant had verified their credential.
             await failures?.recordAlone(
-                .signInFailed, actor: "anonymous", clientID: client.id, detail: "grant=\(grantType) error=\(error.code.rawValue)")
+                .signInFailed, actor: "anonymous", userID: error.verifiedSubject, clientID: client.id,
+                detail: "grant=\(grantType) error=\(error.code.rawValue)")
             throw error
         }
     }

@@ -9,6 +9,8 @@ public struct IDTokenClaims: Sendable, Hashable {
     public var audience: String
     public var issuedAt: Int64
     public var expiresAt: Int64
+    /// When the user authenticated; 0 when that is unknown (a browser sign-in whose upstream identity provider did
+    /// not say, and was not asked: OpenID Connect Core 1.0 §2 makes `auth_time` optional then), and not written.
     public var authTime: Int64
     public var amr: [String]
     public var sessionID: String
@@ -46,7 +48,7 @@ public struct IDTokenClaims: Sendable, Hashable {
         writer.member("aud", audience)
         writer.member("iat", issuedAt)
         writer.member("exp", expiresAt)
-        writer.member("auth_time", authTime)
+        if authTime > 0 { writer.member("auth_time", authTime) }
         writer.member("amr", amr)
         writer.member("sid", sessionID)
         writer.member("username", username)

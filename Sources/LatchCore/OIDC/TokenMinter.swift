@@ -21,12 +21,15 @@ public struct TokenMinter: Sendable {
 
     /// The token response for a session at `now`, carrying `refreshToken`; an issuer login's tokens list its
     /// `consumers`. The access token is bound (`cnf.jkt`, `token_type: DPoP`) to `dpopKey` — the session's binding,
-    /// or the key a refresh of an unbound session proved.
+    /// or the key a refresh of an unbound session proved. The ID token is signed with `idTokenAlgorithm` (the client's
+    /// `idTokenSignedResponseAlg`), else like the access token with the deployment's algorithm.
     public func response(
         user: User, session: Session, refreshToken: String, now: Int64, consumers: [ConsumerPair]? = nil, dpopKey: String? = nil,
-        nonce: String? = nil
-    ) throws -> TokenResponse {
+        nonce: String? = nil, idTokenAlgorithm: JWSAlgorithm? = nil
+    ) async throws -> TokenResponse {
         let signer = keys.signer
+        var idSigner = signer
+        if let idTokenAlgorithm, idTokenAlgorithm != signer.key.algorithm { idSigner = try await keys.signer(for: idTokenAlgorithm, random: random) }
         var idClaims = idTokenClaims(user: user, session: session, now: now)
         idClaims.consumers = consumers
         idClaims.nonce = nonce
@@ -34,7 +37,7 @@ public struct TokenMinter: Sendable {
         accessClaims.consumers = consumers
         let bound = session.dpopJKT ?? dpopKey
         accessClaims.confirmationKey = bound
-        let idToken = try signer.sign(claimsJSON: idClaims.json, type: "JWT")
+        let idToken = try idSigner.sign(claimsJSON: idClaims.json, type: "JWT")
         let accessToken = try signer.sign(claimsJSON: accessClaims.json, type: "at+jwt")
         return TokenResponse(
             accessToken: accessToken, tokenType: bound == nil ? "Bearer" : "DPoP", expiresIn: Int(settings.accessTokenLifetime),

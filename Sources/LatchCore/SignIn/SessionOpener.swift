@@ -37,7 +37,17 @@ public struct SessionOpener: Sendable {
     /// Opens a session for a verified sign-in; with a DPoP proof, its tokens are bound to the proof's key (for a
     /// client with attested DPoP, only when that key is the device key that signed in: `amr` then adds `hwk` for an
     /// attested key, `swk` for a test key).
+    ///
+    /// The sign-in was verified: a refusal from here names its user (``LatchError/verifiedSubject``).
     public func open(_ signIn: VerifiedSignIn, client: Client, scope: String, now: Int64, dpop: DPoP.Proof? = nil) async throws -> TokenResponse {
+        do {
+            return try await openVerified(signIn, client: client, scope: scope, now: now, dpop: dpop)
+        } catch let error as LatchError {
+            throw error.afterVerifying(signIn.user.id)
+        }
+    }
+
+    func openVerified(_ signIn: VerifiedSignIn, client: Client, scope: String, now: Int64, dpop: DPoP.Proof?) async throws -> TokenResponse {
         var amr = signIn.amr
         if let vouched = signIn.vouchedDPoPKey, vouched != dpop?.thumbprint {
             throw LatchError(.invalidDPoPProof, "the sign-in vouched for another DPoP key (dpop_jkt) than the proof's")
@@ -79,9 +89,9 @@ public struct SessionOpener: Sendable {
         var user = signIn.user
         if let updated = signIn.updatedClaims { user.claims = updated }
         logger.debug("signed in", metadata: ["user": "\(user.id)", "sid": "\(session.id)"])
-        return try minter.response(
+        return try await minter.response(
             user: user, session: session, refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation),
-            now: now)
+            now: now, idTokenAlgorithm: client.idTokenAlgorithm)
     }
 
     static func start(

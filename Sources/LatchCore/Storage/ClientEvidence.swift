@@ -11,12 +11,18 @@ public struct ClientEvidence: Codable, Sendable, Hashable {
     public var dpop: DPoPPolicy?
     /// Browser sign-in through upstream identity providers (the authorization endpoint); nil allows none.
     public var federation: Federation?
+    /// The algorithm of the client's ID tokens, `ES256` or `RS256` (OpenID Connect Dynamic Client Registration 1.0 §2
+    /// `id_token_signed_response_alg`); nil: the deployment's (`keys.algorithm`).
+    public var idTokenSignedResponseAlg: String?
 
-    public init(ios: IOS? = nil, android: Android? = nil, dpop: DPoPPolicy? = nil, federation: Federation? = nil) {
+    public init(
+        ios: IOS? = nil, android: Android? = nil, dpop: DPoPPolicy? = nil, federation: Federation? = nil, idTokenSignedResponseAlg: String? = nil
+    ) {
         self.ios = ios
         self.android = android
         self.dpop = dpop
         self.federation = federation
+        self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
     }
 
     /// Where the authorization endpoint may send the app's browser back, and which upstreams it may use.

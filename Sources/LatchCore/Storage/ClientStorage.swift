@@ -1,3 +1,5 @@
+import LatchJOSE
+
 /// A public client (an app).
 public struct Client: Sendable, Hashable {
     public var id: String
@@ -12,6 +14,9 @@ public struct Client: Sendable, Hashable {
         self.createdAt = createdAt
         self.evidence = evidence
     }
+
+    /// The algorithm its ID tokens are signed with, when it chose one (``ClientEvidence/idTokenSignedResponseAlg``).
+    public var idTokenAlgorithm: JWSAlgorithm? { evidence.idTokenSignedResponseAlg.flatMap(JWSAlgorithm.init(rawValue:)) }
 }
 
 /// A signing-certificate fingerprint of an Android app (SHA-256 of the certificate's DER, lowercase hex), owned by

@@ -34,14 +34,15 @@ public protocol SigningKeyStore: Sendable {
 
 /// Writing signing keys inside a unit of work.
 public protocol SigningKeyWrites {
-    /// Adds `key` as the active key and retires every other unretired key at `key.createdAt`.
+    /// Adds `key` as the active key of its algorithm and retires every other unretired key of that algorithm at
+    /// `key.createdAt` (each algorithm has its own active key).
     func activateSigningKey(_ key: SigningKeyRecord)
     /// Deletes keys retired before `cutoff`; reports how many.
     func deleteSigningKeys(retiredBefore cutoff: Int64) -> WriteResult<Int>
 }
 
 extension UnitOfWork {
-    /// Adds `key` as the active key, retiring the others, in one transaction.
+    /// Adds `key` as the active key of its algorithm, retiring the others of that algorithm, in one transaction.
     public func activateSigningKey(_ key: SigningKeyRecord) async throws {
         try await write { $0.activateSigningKey(key) }
     }

@@ -156,9 +156,13 @@ public struct SessionsRevoked: Codable, Sendable, Hashable {
 public struct AdminClientRequest: Codable, Sendable, Hashable {
     public var clientId: String
     public var name: String?
-    public init(clientId: String, name: String? = nil) {
+    /// `ES256` or `RS256`: the algorithm of this app's ID tokens (OpenID Connect Dynamic Client Registration 1.0 §2
+    /// `id_token_signed_response_alg`); omitted: the deployment's (`keys.algorithm`).
+    public var idTokenSignedResponseAlg: String?
+    public init(clientId: String, name: String? = nil, idTokenSignedResponseAlg: String? = nil) {
         self.clientId = clientId
         self.name = name
+        self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
     }
 }
 
@@ -179,10 +183,14 @@ public struct AdminClient: Codable, Sendable, Hashable {
     public var redirectUris: [String]?
     public var postLogoutRedirectUris: [String]?
     public var upstreamIdps: [String]?
+    /// The algorithm of this app's ID tokens.
+    public var idTokenSignedResponseAlg: String?
     public init(
         clientId: String, name: String, createdAt: Int64, ios: AdminIOSEvidence? = nil, android: AdminAndroidEvidence? = nil, dpop: String? = nil,
-        dpopAttested: Bool? = nil, redirectUris: [String]? = nil, postLogoutRedirectUris: [String]? = nil, upstreamIdps: [String]? = nil
+        dpopAttested: Bool? = nil, redirectUris: [String]? = nil, postLogoutRedirectUris: [String]? = nil, upstreamIdps: [String]? = nil,
+        idTokenSignedResponseAlg: String? = nil
     ) {
+        self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
         self.redirectUris = redirectUris
         self.postLogoutRedirectUris = postLogoutRedirectUris
         self.upstreamIdps = upstreamIdps
@@ -212,10 +220,15 @@ public struct AdminClientPatch: Codable, Sendable, Hashable {
     public var postLogoutRedirectUris: [String]?
     /// The upstream identity providers the app may use, in chooser order.
     public var upstreamIdps: [String]?
+    /// `ES256` or `RS256`: the algorithm of the app's ID tokens (OpenID Connect Dynamic Client Registration 1.0 §2
+    /// `id_token_signed_response_alg`).
+    public var idTokenSignedResponseAlg: String?
     public init(
         ios: AdminIOSEvidence? = nil, android: AdminAndroidEvidence? = nil, dpop: String? = nil, dpopAttested: Bool? = nil,
-        redirectUris: [String]? = nil, postLogoutRedirectUris: [String]? = nil, upstreamIdps: [String]? = nil
+        redirectUris: [String]? = nil, postLogoutRedirectUris: [String]? = nil, upstreamIdps: [String]? = nil,
+        idTokenSignedResponseAlg: String? = nil
     ) {
+        self.idTokenSignedResponseAlg = idTokenSignedResponseAlg
         self.ios = ios
         self.android = android
         self.dpop = dpop

@@ -103,7 +103,7 @@ extension ConsoleController {
                     View.Field(name: "clientId", label: "Client id at the provider", required: true, maxLength: 512),
                     View.Field(
                         name: "clientSecret", label: "Client secret", kind: .text(type: "password"),
-                        hint: "Sealed at rest, never shown again. Leave empty for private_key_jwt.", maxLength: 1_024),
+                        hint: "Sealed at rest, never shown again. Leave empty for private_key_jwt.", maxLength: 1_024, secret: true),
                     View.Field(
                         name: "clientAuthentication", label: "Client authentication",
                         kind: .select([
@@ -135,7 +135,7 @@ extension ConsoleController {
                     View.Field(name: "hookURL", label: "Hook URL", kind: .text(type: "url"), required: true, maxLength: 2_048),
                     View.Field(
                         name: "hookSecret", label: "Hook secret", kind: .text(type: "password"), hint: "16–512 bytes; never shown again.", required: true,
-                        maxLength: 512),
+                        maxLength: 512, secret: true),
                     View.Field(name: "timeout", label: "Timeout (s)", kind: .text(type: "number"), placeholder: "5", maxLength: 2),
                     View.Field(name: "retries", label: "Retries", kind: .text(type: "number"), placeholder: "2", maxLength: 1),
                     View.Field(name: "transactionLifetime", label: "Transaction lifetime (s)", kind: .text(type: "number"), placeholder: "600", maxLength: 5),
@@ -167,7 +167,7 @@ extension ConsoleController {
                     hint: ios?.deviceCheck?.hasPrivateKey == true
                         ? "A key is stored. To replace it give team id, key id and the new key; otherwise leave this empty."
                         : "Give team id, key id and the key together.",
-                    maxLength: 4_096),
+                    maxLength: 4_096, secret: true),
                 View.Field(
                     name: "packageNames", label: "Android package names (one a line; empty removes Android)", kind: .textarea,
                     value: (android?.packageNames ?? []).joined(separator: "\n"), maxLength: 4_096),
@@ -182,7 +182,7 @@ extension ConsoleController {
                     hint: android?.playIntegrity?.hasDecryptionKey == true
                         ? "A key is stored. To replace it give both keys; otherwise leave this empty."
                         : "Give both keys together.",
-                    maxLength: 256),
+                    maxLength: 256, secret: true),
             ])
     }
 

@@ -65,6 +65,15 @@ struct ConsoleView {
         var hint: String?
         var required = false
         var maxLength = 256
+        /// A write-only value (a client secret, a private key): never rendered with a value, so never refilled after
+        /// a refusal. A password field is always one.
+        var secret = false
+
+        /// Whether this field's value is never sent back to the browser.
+        var isSecret: Bool {
+            if case .text(type: "password") = kind { return true }
+            return secret
+        }
     }
 
     struct Form {
@@ -102,14 +111,15 @@ struct ConsoleView {
     }
 
     /// Puts `posted` back into the forms posting to `action` — what the admin typed, after a refusal — except
-    /// password fields (secrets are not sent back) and hidden ones (the page's own).
+    /// secret fields (``Field/isSecret``: write-only values are not sent back) and hidden ones (the page's own).
     mutating func refill(action: String, with posted: [String: String]) {
         for s in sections.indices {
             for f in sections[s].forms.indices where sections[s].forms[f].action == action {
                 for i in sections[s].forms[f].fields.indices {
                     let field = sections[s].forms[f].fields[i]
+                    if field.isSecret { continue }
                     switch field.kind {
-                    case .hidden, .text(type: "password"): continue
+                    case .hidden: continue
                     case .checkbox: sections[s].forms[f].fields[i].value = posted[field.name] == "true" ? "true" : ""
                     default: sections[s].forms[f].fields[i].value = posted[field.name] ?? ""
                     }
@@ -223,7 +233,9 @@ struct ConsoleView {
             "id": form.id, "action": form.action, "submit": form.submit, "method": form.method, "post": form.method == "post", "danger": form.danger,
             "fields": form.fields.map { field -> [String: Any] in
                 var f: [String: Any] = [
-                    "id": "\(form.id)-\(field.name)", "name": field.name, "label": field.label, "value": field.value, "maxLength": field.maxLength,
+                    // A secret is write-only: its field is rendered empty whatever the view holds.
+                    "id": "\(form.id)-\(field.name)", "name": field.name, "label": field.label, "value": field.isSecret ? "" : field.value,
+                    "maxLength": field.maxLength,
                     "required": field.required, "hidden": false, "select": false, "textarea": false, "checkbox": false, "text": false,
                 ]
                 if let placeholder = field.placeholder { f["placeholder"] = placeholder }

@@ -3,11 +3,13 @@ import LatchCore
 import LatchJOSE
 import LatchModel
 
-/// OpenID Provider metadata (OIDC Discovery 1.0 §3) and the JWKS (RFC 7517 §5).
+/// OpenID Provider metadata (OIDC Discovery 1.0 §3), also as OAuth 2.0 Authorization Server Metadata (RFC 8414 §3),
+/// and the JWKS (RFC 7517 §5).
 struct DiscoveryController {
     let keys: SigningKeyRing
     let issuer: String
-    let algorithm: String
+    /// The ID token algorithms, the deployment's first (`id_token_signing_alg_values_supported`).
+    let algorithms: [String]
     let scopes: [String]
     let grantTypes: [String]
     let proofTypes: [String]
@@ -23,9 +25,14 @@ struct DiscoveryController {
     var endpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
         let metadata = Self.metadata(
-            issuer: issuer, algorithm: algorithm, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, introspection: introspection,
+            issuer: issuer, algorithms: algorithms, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, introspection: introspection,
             customRegistration: customRegistration, dpop: dpop, authorization: authorization)
         routes.get(".well-known/openid-configuration") { _, _ in
+            JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
+        }
+        // RFC 8414 §3: the same document as OAuth 2.0 Authorization Server Metadata (every member it uses is
+        // registered there or in OpenID Connect Discovery 1.0 §3, which RFC 8414 §2 takes in).
+        routes.get(".well-known/oauth-authorization-server") { _, _ in
             JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
         }
         routes.get(".well-known/jwks.json") { _, _ in
@@ -36,7 +43,7 @@ struct DiscoveryController {
     }
 
     static func metadata(
-        issuer: String, algorithm: String, scopes: [String], grantTypes: [String], proofTypes: [String], introspection: Bool = false,
+        issuer: String, algorithms: [String], scopes: [String], grantTypes: [String], proofTypes: [String], introspection: Bool = false,
         customRegistration: Bool = false, dpop: Bool = false, authorization: Bool = false
     ) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 1024)
@@ -57,7 +64,10 @@ struct DiscoveryController {
             writer.member("introspection_endpoint_auth_methods_supported", ["client_secret_basic"])
         }
         writer.member("grant_types_supported", grantTypes)
-        writer.member("response_types_supported", authorization ? ["code", "none"] : ["none"])
+        // Only what `/oauth2/authorize` accepts (RFC 8414 §2, OpenID Connect Discovery 1.0 §3): the code flow, and
+        // nothing without an authorization endpoint. (`none`, OAuth 2.0 Multiple Response Type Encoding Practices §4,
+        // is refused there with `unsupported_response_type`.)
+        writer.member("response_types_supported", authorization ? ["code"] : [String]())
         if authorization {
             writer.member("response_modes_supported", ["query"])
             // RFC 7636: S256 only (`plain` is refused, RFC 9700 §2.1.1).
@@ -67,8 +77,16 @@ struct DiscoveryController {
             writer.write(JSONValue.bool(true))
             writer.member("prompt_values_supported", ["none", "login", "consent", "select_account"])
         }
+        // OpenID Connect Discovery 1.0 §3: an absent `request_uri_parameter_supported` means true, and
+        // `/oauth2/authorize` refuses both `request_uri` and `request` (OpenID Connect Core 1.0 §6).
+        writer.key("request_parameter_supported")
+        writer.write(JSONValue.bool(false))
+        writer.key("request_uri_parameter_supported")
+        writer.write(JSONValue.bool(false))
         writer.member("subject_types_supported", ["public"])
-        writer.member("id_token_signing_alg_values_supported", [algorithm])
+        // ES256 by default, RS256 for clients registered with idTokenSignedResponseAlg RS256 (OpenID Connect
+        // Discovery 1.0 §3 requires RS256 here).
+        writer.member("id_token_signing_alg_values_supported", algorithms)
         writer.member("token_endpoint_auth_methods_supported", ["none"])
         if dpop { writer.member("dpop_signing_alg_values_supported", DPoP.algorithms.map(\.rawValue)) }
         writer.member("revocation_endpoint_auth_methods_supported", ["none"])

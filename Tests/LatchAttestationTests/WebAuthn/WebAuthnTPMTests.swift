@@ -83,6 +83,15 @@ struct WebAuthnTPMTests {
         #expect(refusal(try object { $0["pubArea"] = nil }).contains("pubArea"))
     }
 
+    @Test("alg RS1 (SHA-1) is refused as such, not as a wrong extraData; an unknown alg is named")
+    func sha1Refused() throws {
+        // COSE -65535 is CBOR negative(65534); -999 is negative(998).
+        let rs1 = refusal(try object { $0["alg"] = .negative(65534) })
+        #expect(rs1.contains("RS1") && rs1.contains("not accepted") && !rs1.contains("extraData"), "\(rs1)")
+        let unknown = refusal(try object { $0["alg"] = .negative(998) })
+        #expect(unknown.contains("alg -999 is not supported") && !unknown.contains("extraData"), "\(unknown)")
+    }
+
     @Test("Mutated tpm attestation objects never crash and never vouch for another credential (bounded: 1,500)")
     func mutations() throws {
         let party = WebAuthnVectorTests.relyingParty()

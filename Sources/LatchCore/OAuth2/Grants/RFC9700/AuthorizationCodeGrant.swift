@@ -65,6 +65,16 @@ public struct AuthorizationCodeGrant: TokenGrant {
         guard Secrets.constantTimeEquals(PKCE.challenge(verifier), code.codeChallenge) else {
             throw LatchError.invalidGrant("code_verifier does not match the code_challenge")
         }
+        // The code and its verifier are verified: a refusal from here names the code's user.
+        do {
+            return try await redeem(code, request: request, clientID: clientID, now: now)
+        } catch let error as LatchError {
+            throw error.afterVerifying(code.userId)
+        }
+    }
+
+    /// Steps 4–5 for a verified code.
+    func redeem(_ code: AuthorizationCodeContent, request: TokenRequest, clientID: String, now: Int64) async throws -> TokenResponse {
         if request.dpop != nil, request.dpopPolicy.attested {
             throw LatchError(.invalidDPoPProof, "this client binds tokens only to a device's registered sign-in key; a browser sign-in has none")
         }
@@ -90,8 +100,8 @@ public struct AuthorizationCodeGrant: TokenGrant {
         } catch Refusal.userGone {
             throw LatchError.invalidGrant("this user is not registered")
         }
-        return try minter.response(
+        return try await minter.response(
             user: user, session: session, refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now,
-            nonce: code.nonce)
+            nonce: code.nonce, idTokenAlgorithm: request.client.idTokenAlgorithm)
     }
 }

@@ -49,10 +49,10 @@ public struct RefreshTokenGrant: TokenGrant {
         switch outcome {
         case .rotated, .reissued:
             let pairs = session.amr.contains(IssuerLoginGrant.method) ? try await consumers?.sessionConsumers(sessionID: session.id) : nil
-            return try minter.response(
+            return try await minter.response(
                 user: user, session: session,
                 refreshToken: refreshTokens.token(sessionID: session.id, generation: session.generation), now: now, consumers: pairs,
-                dpopKey: request.dpop?.thumbprint)
+                dpopKey: request.dpop?.thumbprint, idTokenAlgorithm: request.client.idTokenAlgorithm)
         case .unknown:
             throw LatchError.invalidGrant("the refresh token is invalid")
         case .inactive:
