@@ -445,6 +445,7 @@ public struct LatchConfiguration: Sendable {
     public static func load(
         overrides: [String: ConfigContent], environment: [String: String] = ProcessInfo.processInfo.environment, configFile: String?
     ) async throws -> LatchConfiguration {
+        try checkEnvironment(environment)
         if let configFile { try checkFileKeys(configFile) }
         let audit = ConfigurationAudit(configFile: configFile)
         let configuration: LatchConfiguration
@@ -456,6 +457,50 @@ public struct LatchConfiguration: Sendable {
         }
         if let error = audit.firstUnconvertible() { throw error }
         return configuration
+    }
+
+    /// `LATCH_*` names that are not settings of `latch serve` but that Latch's own tools read: the CLI's client
+    /// commands and the SDK examples (`LATCH_SERVER`), the resource-server library's examples, and the test suite. A
+    /// server started from a shell or a test that sets them must not stop for them.
+    public static let otherEnvironmentNames: Set<String> = [
+        // The CLI's `latch device` / `latch admin` commands and the SDK examples.
+        "LATCH_SERVER",
+        // The resource-server library's examples (docs/resource-servers).
+        "LATCH_AUDIENCE", "LATCH_JWKS_URL", "LATCH_JWKS_TIMEOUT", "LATCH_INTROSPECTION_CLIENT_ID", "LATCH_INTROSPECTION_CLIENT_SECRET",
+        // The test suite and CI (scripts/test.sh, .ci/run).
+        "LATCH_CI", "LATCH_REQUIRE_POSTGRES", "LATCH_RELEASE_CHECK", "LATCH_UPDATE_SCREENSHOTS", "LATCH_QR_ALLOW_NO_ZBAR",
+        "LATCH_TEST_POSTGRES_URL", "LATCH_TEST_OUTAGE_POSTGRES_URL", "LATCH_TEST_PG_CTL", "LATCH_TEST_POSTGRES_CA", "LATCH_TEST_KEY_ID",
+    ]
+
+    /// Every `LATCH_*` environment variable name Latch knows: one per setting, and ``otherEnvironmentNames``.
+    public static var knownEnvironmentNames: Set<String> { Set(keys.map(ConfigurationAudit.environmentName)).union(otherEnvironmentNames) }
+
+    /// Refuses a `LATCH_*` environment variable Latch does not know, naming the closest known one: a misspelled name
+    /// (one letter off the test-keys switch, say) would otherwise be ignored and leave test keys on.
+    static func checkEnvironment(_ environment: [String: String]) throws {
+        let known = knownEnvironmentNames
+        for name in environment.keys.sorted() where name.hasPrefix("LATCH_") && !known.contains(name) {
+            let closest = known.min { (editDistance(name, $0), $0) < (editDistance(name, $1), $1) }
+            throw ConfigurationError(
+                key: name, source: "environment variable",
+                problem: "is not a Latch setting" + (closest.map { "; did you mean \($0)?" } ?? "") + " (see docs/configuration.md)")
+        }
+    }
+
+    /// Levenshtein distance between two names (bytes; names are ASCII).
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.utf8.prefix(200))
+        let b = Array(b.utf8.prefix(200))
+        var previous = Array(0...b.count)
+        var current = previous
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            current[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return a.isEmpty ? b.count : previous[b.count]
     }
 
     /// Refuses a configuration file that is not a JSON object of known keys.
@@ -578,17 +623,20 @@ final class ConfigurationAudit: AccessReporter {
         return provider
     }
 
-    /// `tokens.refreshGrace` → `LATCH_TOKENS_REFRESH_GRACE`.
+    /// `tokens.refreshGrace` → `LATCH_TOKENS_REFRESH_GRACE`, `attestation.deviceCheckURL` →
+    /// `LATCH_ATTESTATION_DEVICE_CHECK_URL`: as swift-configuration's environment provider reads it (a word boundary
+    /// only where a lower-case letter meets an upper-case one).
     static func environmentName(_ key: String) -> String {
         var name = "LATCH_"
+        var previous: Character?
         for character in key {
             if character == "." {
                 name += "_"
-            } else if character.isUppercase {
-                name += "_" + String(character)
             } else {
+                if character.isUppercase, previous?.isLowercase == true { name += "_" }
                 name += character.uppercased()
             }
+            previous = character
         }
         return name
     }

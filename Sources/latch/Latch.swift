@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LatchApp
+import LatchModel
 
 @main
 struct Latch: AsyncParsableCommand {
@@ -14,6 +15,7 @@ struct Latch: AsyncParsableCommand {
             9 a wrong PIN (or a PIN authenticator cooling down or locked out); 10 a custom registration must start again;
             11 a custom registration was cancelled; 12 the audit log's chain does not verify (latch admin audit verify).
             """,
+        version: "latch \(LatchVersion.current)",
         subcommands: [Serve.self, Admin.self, Device.self, Keys.self, Bench.self, AttestationCommand.self, WebAuthnCommand.self])
 
     /// ArgumentParser's `main`, with usage errors exiting 2 (not sysexits' 64) and a bad configuration value

@@ -21,7 +21,25 @@ struct CommandLineTests {
         try Data(#"{"tokens": {"acessLifetime": 60}}"#.utf8).write(to: URL(fileURLWithPath: directory.path + "/latch.json"))
         let misspelled = try await latch(["keys", "list", "--data-dir", data, "--config", directory.path + "/latch.json"])
         #expect(misspelled.0 == 2 && misspelled.1.contains("tokens.acessLifetime") && misspelled.1.contains("is not a Latch setting"), "\(misspelled.1)")
+        // A misspelled environment variable stops the start too (it was ignored, leaving test keys on).
+        let typo = "LATCH_REGISTRATION_" + "TESTKEYS"
+        let unknown = try await latch(["serve", "--port", "0", "--data-dir", data], environment: [typo: "false"])
+        #expect(
+            unknown.0 == 2
+                && unknown.1.contains("configuration \(typo) (environment variable) is not a Latch setting; did you mean LATCH_REGISTRATION_TEST_KEYS?"),
+            "\(unknown.1)")
         #expect(!FileManager.default.fileExists(atPath: data))
+    }
+
+    @Test("latch --version prints latch and the version the SDK sends and the changelog's newest release names")
+    func version() async throws {
+        let (status, output) = try await latch(["--version"])
+        #expect(status == 0 && output.trimmingCharacters(in: .whitespacesAndNewlines) == "latch \(LatchVersion.current)", "\(output)")
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let changelog = try String(contentsOf: root.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        let releases = changelog.split(separator: "\n").filter { $0.hasPrefix("## [") && !$0.hasPrefix("## [Unreleased]") }
+        #expect(releases.first?.hasPrefix("## [\(LatchVersion.current)] - ") == true, "\(releases.first ?? "no release")")
+        #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("LICENSE").path))
     }
 
     @Test("Commands on an existing deployment refuse a folder without one instead of creating it; usage errors exit 2")

@@ -28,6 +28,35 @@ struct ConfigurationTests {
     }
     #endif
 
+    @Test("An unknown LATCH_* environment variable is refused with the closest known name; every LATCH_* name the project uses is known")
+    func environmentNames() async throws {
+        let typo = "LATCH_REGISTRATION_" + "TESTKEYS"
+        do {
+            _ = try await LatchConfiguration.load(overrides: [:], environment: [typo: "false", "HOME": "/root"], configFile: nil)
+            Issue.record("a misspelled environment variable was accepted")
+        } catch let error as ConfigurationError {
+            #expect(error.key == typo && error.problem.contains("did you mean LATCH_REGISTRATION_TEST_KEYS?"), "\(error)")
+        }
+        // Every name in the repository's sources, tests, docs, examples and scripts, so that no README step, SDK
+        // example or test run trips the check.
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let pattern = /LATCH_[A-Z0-9_]+/
+        var used: Set<String> = []
+        for folder in ["Sources", "Tests", "docs", "Examples", "scripts", ".ci", "README.md", "CHANGELOG.md"] {
+            let url = root.appendingPathComponent(folder)
+            let files =
+                (FileManager.default.enumerator(at: url, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []) + [url]
+            for file in files where ["swift", "md", "sh", "py", "json", ""].contains(file.pathExtension) {
+                guard let text = try? String(contentsOf: file, encoding: .utf8) else { continue }
+                for match in text.matches(of: pattern) where !match.output.hasSuffix("_") { used.insert(String(match.output)) }
+            }
+        }
+        #expect(used.count > 50)
+        // docs/configuration.md shows the refusal of this misspelling.
+        let deliberate: Set = ["LATCH_REGISTRATION_" + "TESTKEY"]
+        #expect(used.subtracting(LatchConfiguration.knownEnvironmentNames).subtracting(deliberate).sorted() == [])
+    }
+
     @Test("Defaults")
     func defaults() async throws {
         let configuration = try LatchConfiguration(reader: try await LatchConfiguration.reader(overrides: [:], environment: [:], configFile: nil))

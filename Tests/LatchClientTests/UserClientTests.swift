@@ -190,6 +190,8 @@ struct UserClientTests {
             let second = try await client.securityEvents(limit: 2, cursor: first.nextCursor)
             #expect(second.events.map(\.type) == ["user.registered"] && second.nextCursor == nil)
             #expect(first.events.allSatisfy { $0.actor == "user" && $0.client == "default" })
+            // Each request said which SDK release sent it.
+            #expect(first.events.allSatisfy { $0.userAgent == LatchVersion.sdkUserAgent }, "\(first.events.map(\.userAgent))")
             await #expect(throws: UserClientError.self) { try await client.securityEvents(limit: 0) }
         }
     }

@@ -1,10 +1,12 @@
 import Foundation
+import LatchModel
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-/// One HTTP request as the SDK makes it.
+/// One HTTP request as the SDK makes it. It carries `User-Agent: latch-swift/<version>` (``LatchVersion``) unless
+/// `headers` names one, so that whatever transport sends it, the server's audit log shows which SDK release asked.
 public struct HTTPRequestData: Sendable, Hashable {
     public var method: String
     public var url: URL
@@ -15,6 +17,9 @@ public struct HTTPRequestData: Sendable, Hashable {
         self.method = method
         self.url = url
         self.headers = headers
+        if !headers.keys.contains(where: { $0.caseInsensitiveCompare("User-Agent") == .orderedSame }) {
+            self.headers["User-Agent"] = LatchVersion.sdkUserAgent
+        }
         self.body = body
     }
 }
