@@ -21,10 +21,13 @@ public func buildLatch(
     try await checkCanListen(host: configuration.host, port: configuration.port)
     // Refused before anything is created when this build cannot export.
     let tracing = configuration.tracingEnabled ? try OpenTelemetryTracing.bootstrap(serviceName: configuration.tracingServiceName, logger: logger) : nil
+    // One server per data folder: a second one is refused before it reads or writes anything there.
+    let lock = try DataFolderLock(folder: configuration.dataDirectory)
     let keyEncryptionKey = try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration)
     let opened = try OpenedStore.open(configuration, logger: logger)
     let server = LatchHTTPService(
-        configuration: configuration, opened: opened, keyEncryptionKey: Redacted(keyEncryptionKey), logger: logger, onServerRunning: onServerRunning)
+        configuration: configuration, opened: opened, keyEncryptionKey: Redacted(keyEncryptionKey), logger: logger, lock: lock,
+        onServerRunning: onServerRunning)
     // The exporter first: it starts before and stops after the server, so the last spans are flushed.
     return ServiceGroup(
         configuration: .init(
@@ -40,6 +43,8 @@ struct LatchHTTPService: Service, CustomStringConvertible {
     let opened: OpenedStore
     let keyEncryptionKey: Redacted<[UInt8]>
     let logger: Logger
+    /// Held while the server runs (released when the service, and with it the last reference, goes).
+    let lock: DataFolderLock
     let onServerRunning: @Sendable (Int) async -> Void
 
     func run() async throws {

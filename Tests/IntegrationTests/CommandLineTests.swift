@@ -31,6 +31,23 @@ struct CommandLineTests {
         #expect(!FileManager.default.fileExists(atPath: data))
     }
 
+    @Test("A second latch serve on a data folder in use exits 2 naming the folder and the process holding it; the folder is free again once the first stops")
+    func oneServerPerDataFolder() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let data = directory.path + "/data"
+        let first = try LatchServer(dataDirectory: data, port: try freePort(), environment: ["LATCH_ADMIN_TOKEN": "lock-test-admin-token-0123456789"])
+        try await first.waitUntilListening()
+        let second = try await latch(["serve", "--port", "\(try freePort())", "--data-dir", data])
+        #expect(second.0 == 2 && second.1.contains("is in use by another latch serve (process ") && second.1.contains(data), "\(second.1)")
+        #expect(!second.1.contains("LATCH_ADMIN_TOKEN="))
+        #expect(try await first.terminate() == 0)
+        // Released with the process: a new server starts there.
+        let third = try LatchServer(dataDirectory: data, port: try freePort(), environment: ["LATCH_ADMIN_TOKEN": "lock-test-admin-token-0123456789"])
+        try await third.waitUntilListening()
+        #expect(try await third.terminate() == 0)
+    }
+
     @Test("latch --version prints latch and the version the SDK sends and the changelog's newest release names")
     func version() async throws {
         let (status, output) = try await latch(["--version"])
