@@ -155,7 +155,8 @@ public enum DPoP {
         guard case .string(let htu)? = parsed.claims["htu"],
             htu == expected.url || normalizedURL(htu).map({ $0 == normalizedURL(expected.url) }) == true
         else {
-            throw .invalid("the proof's htu is not this request's URL")
+            // Naming the URL expected (built from the issuer: not a secret) tells a client on another host name why.
+            throw .invalid("the proof's htu is not this request's URL, \(expected.url) (the server's issuer decides its scheme, host and port)")
         }
         guard case .int(let issuedAt)? = parsed.claims["iat"] else { throw .invalid("the proof's iat must be an integer (seconds)") }
         guard issuedAt <= expected.now + expected.futureSkew else { throw .invalid("the proof's iat is in the future") }

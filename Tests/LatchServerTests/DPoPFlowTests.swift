@@ -181,6 +181,13 @@ struct DPoPFlowTests {
                 let reply = try await Self.token(client, try Self.federated(client), proofs: [try Self.proof(key, deployment, url: url)])
                 #expect(reply.status == .ok, "\(url): \(reply.json)")
             }
+            // Another host name: refused, naming the URL the server expected (a client on localhost against an
+            // issuer at 127.0.0.1 learns why).
+            let elsewhere = try await Self.token(client, try Self.federated(client), proofs: [try Self.proof(key, deployment, url: "https://localhost/oauth2/token")])
+            #expect(
+                elsewhere.code == "invalid_dpop_proof"
+                    && elsewhere.json["error_description"]?.stringValue?.contains("this request's URL, https://latch.test/oauth2/token") == true,
+                "\(elsewhere.json)")
             let once = try Self.proof(key, deployment)
             #expect(try await Self.token(client, try Self.federated(client), proofs: [once]).status == .ok)
             let replayed = try await Self.token(client, try Self.federated(client), proofs: [once])
