@@ -19,6 +19,12 @@ public func buildLatch(
     // Before anything is created or printed: a port in use must not leave a new deployment (and a bootstrap
     // token printed for it) behind.
     try await checkCanListen(host: configuration.host, port: configuration.port)
+    // `production` refuses development settings; otherwise they are listed once, as a warning.
+    try configuration.checkProduction()
+    if !configuration.production, !configuration.developmentModeSettings.isEmpty {
+        let settings = configuration.developmentModeSettings.joined(separator: "; ")
+        logger.warning("development mode (set production=true, LATCH_PRODUCTION=true or --production to refuse it): \(settings)")
+    }
     // Refused before anything is created when this build cannot export.
     let tracing = configuration.tracingEnabled ? try OpenTelemetryTracing.bootstrap(serviceName: configuration.tracingServiceName, logger: logger) : nil
     // One server per data folder: a second one is refused before it reads or writes anything there.

@@ -77,6 +77,7 @@ import LatchModel
 /// | `metrics.host` | `127.0.0.1` | the address `metrics.port` listens on |
 /// | `tracing.enabled` | `false` | export spans over OTLP/HTTP to `OTEL_EXPORTER_OTLP_ENDPOINT` (needs a build with `--traits OTel`) |
 /// | `tracing.serviceName` | `latch` | the `service.name` of the exported spans |
+/// | `production` | `false` | refuse to start in development mode: without a configured `issuer`, with `registration.testKeys` on, with an `attestation.testRoot`, or with a plain-http issuer on a non-loopback host |
 /// | `federation.webSessionLifetime` | `3600` | seconds a browser stays signed in at the hosted pages (60–86400) |
 /// | `federation.upstreamTimeout` | `10` | seconds a call to an upstream identity provider may take (1–60) |
 /// | `audit.retentionDays` | `365` | days audit records are kept before housekeeping purges them (0–3650; 0 keeps them forever) |
@@ -107,6 +108,8 @@ public struct LatchConfiguration: Sendable {
     /// Seconds before a PostgreSQL operation is given up (503).
     public var databaseTimeout: Int64 = 5
     public var issuer: String?
+    /// Refuse to start with any of ``developmentModeSettings`` (`production`).
+    public var production = false
     public var signingAlgorithm: JWSAlgorithm = .ES256
     /// 32 bytes; when nil, read from (or created in) `<dataDirectory>/master.key`.
     public var keyEncryptionKey: Redacted<[UInt8]>?
@@ -194,6 +197,32 @@ public struct LatchConfiguration: Sendable {
 
     public init() {}
 
+    /// What makes this a development deployment, one phrase each: no configured issuer, test registration keys on, an
+    /// attestation test root, a plain-http issuer on a host other than loopback. Empty for a production configuration.
+    public var developmentModeSettings: [String] {
+        var found: [String] = []
+        if issuer == nil { found.append("no issuer is configured (tokens name \(issuerURL))") }
+        if registration.testKeysEnabled { found.append("test registration keys are on (registration.testKeys)") }
+        if testAttestationRootFile != nil { found.append("an attestation test root is trusted (attestation.testRoot)") }
+        if let url = URL(string: issuerURL), url.scheme == "http", let host = url.host, !Self.isLoopback(host) {
+            found.append("the issuer \(issuerURL) is plain http on a host other than loopback")
+        }
+        return found
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+
+    /// Refuses a `production` configuration with any development-mode setting, naming them all.
+    public func checkProduction() throws {
+        let found = developmentModeSettings
+        guard production, !found.isEmpty else { return }
+        throw ConfigurationError(
+            key: "production", problem: "refuses to start in development mode: " + found.joined(separator: "; ")
+                + " (docs/configuration.md#production)")
+    }
+
     /// The effective issuer URL.
     public var issuerURL: String { issuer ?? "http://\(host):\(port)" }
 
@@ -249,6 +278,7 @@ public struct LatchConfiguration: Sendable {
         databaseTimeout = try ranged("database.timeout", databaseTimeout)
         issuer = reader.string(forKey: "issuer")
         if let issuer, let problem = Self.issuerProblem(issuer) { throw ConfigurationError(key: "issuer", problem: problem) }
+        production = reader.bool(forKey: "production", default: false)
         let algorithm = reader.string(forKey: "keys.algorithm", default: "ES256")
         guard let parsed = JWSAlgorithm(rawValue: algorithm), JWSAlgorithm.signing.contains(parsed) else {
             throw ConfigurationError(key: "keys.algorithm", problem: "must be ES256 or RS256")
@@ -436,7 +466,7 @@ public struct LatchConfiguration: Sendable {
         "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns", "login.validity", "login.sensitiveMaxAge",
         "login.refreshBeyondValidity", "hooks.allowPrivateAddresses", "dpop.requireNonce", "federation.webSessionLifetime",
         "federation.upstreamTimeout", "metrics.enabled", "metrics.port", "metrics.host", "audit.retentionDays",
-        "tracing.enabled", "tracing.serviceName",
+        "tracing.enabled", "tracing.serviceName", "production",
     ]
 
     /// Reads the configuration as `latch serve` does — flags, then `LATCH_*` environment variables, then the JSON file —

@@ -41,10 +41,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "postgres://user:password@host:port/db to run on PostgreSQL (config database.url; default SQLite).")
     var database: String?
 
+    @Flag(help: "Refuse to start in development mode: no configured issuer, test keys on, an attestation test root, or a plain-http issuer off loopback (config production).")
+    var production = false
+
     @OptionGroup var deployment: DeploymentOptions
 
     func run() async throws {
         var extra: [String: ConfigContent] = [:]
+        if production { extra["production"] = .bool(true) }
         if let host { extra["http.host"] = .string(host) }
         if let port { extra["http.port"] = .int(port) }
         if let issuer { extra["issuer"] = .string(issuer) }

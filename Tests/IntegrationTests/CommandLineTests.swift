@@ -48,6 +48,37 @@ struct CommandLineTests {
         #expect(try await third.terminate() == 0)
     }
 
+    @Test("Production mode refuses development settings, naming each, before creating anything; without it start-up warns once")
+    func production() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let data = directory.path + "/data"
+        let refused = try await latch(["serve", "--production", "--port", "0", "--data-dir", data])
+        #expect(refused.0 == 2, "\(refused.1)")
+        #expect(refused.1.contains("configuration production") && refused.1.contains("no issuer is configured"), "\(refused.1)")
+        #expect(refused.1.contains("test registration keys are on"), "\(refused.1)")
+        let plain = try await latch(
+            ["serve", "--port", "0", "--data-dir", data, "--issuer", "http://id.example.test"],
+            environment: ["LATCH_PRODUCTION": "true", "LATCH_REGISTRATION_TEST_KEYS": "false", "LATCH_ATTESTATION_TEST_ROOT": directory.path + "/root.pem"])
+        #expect(plain.0 == 2 && plain.1.contains("plain http on a host other than loopback") && plain.1.contains("attestation test root"), "\(plain.1)")
+        #expect(!plain.1.contains("no issuer is configured") && !plain.1.contains("test registration keys are on"), "\(plain.1)")
+        #expect(!FileManager.default.fileExists(atPath: data))
+        // A production configuration starts, without the warning; a development one warns, listing what it is.
+        let environment = ["LATCH_ADMIN_TOKEN": "production-test-admin-token-01234"]
+        let good = try LatchServer(
+            dataDirectory: data, port: try freePort(),
+            environment: environment.merging(["LATCH_PRODUCTION": "true", "LATCH_REGISTRATION_TEST_KEYS": "false", "LATCH_ISSUER": "https://id.example.test"]) {
+                _, new in new
+            })
+        try await good.waitUntilListening()
+        #expect(try await good.terminate() == 0)
+        #expect(!good.log.contains("development mode"))
+        let development = try LatchServer(dataDirectory: data, port: try freePort(), environment: environment)
+        try await development.waitUntilListening()
+        #expect(try await development.terminate() == 0)
+        #expect(development.log.contains("development mode") && development.log.contains("test registration keys are on"), "\(development.log)")
+    }
+
     @Test("latch --version prints latch and the version the SDK sends and the changelog's newest release names")
     func version() async throws {
         let (status, output) = try await latch(["--version"])
