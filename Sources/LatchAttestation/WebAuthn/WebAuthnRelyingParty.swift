@@ -172,6 +172,27 @@ public struct WebAuthnRelyingParty: Sendable {
             userHandle: userHandle)
     }
 
+    /// Steps 10–20 of an assertion — the client data, rpIdHash and flags, everything but the signature and the counter —
+    /// so that a caller can refuse a malformed or foreign assertion before it reserves a counted attempt
+    /// (``verifyAuthentication(clientDataJSON:authenticatorData:signature:challenge:publicKey:storedSignCount:userHandle:trace:)``
+    /// repeats them). `requireUserVerified` also demands the UV flag (step 17).
+    public func checkAssertionBeforeSignature(
+        clientDataJSON: [UInt8], authenticatorData: [UInt8], challenge: [UInt8], requireUserVerified: Bool, trace: inout AttestationTrace
+    ) throws(AttestationFailure) {
+        _ = try checkClientData(clientDataJSON, type: "webauthn.get", challenge: challenge, trace: &trace)
+        let authData: AuthenticatorData
+        do {
+            authData = try AuthenticatorData(authenticatorData)
+        } catch {
+            throw trace.failed("16 authenticator data", error.code, error.detail)
+        }
+        try checkAuthenticatorData(authData, trace: &trace)
+        if requireUserVerified {
+            try trace.require(
+                "17 user verified", authData.flags.contains(.userVerified), else: .webauthnUserNotVerified, "the UV flag is not set", passed: "UV")
+        }
+    }
+
     // MARK: Shared steps
 
     /// The client data's type, challenge and origin; returns its SHA-256.
