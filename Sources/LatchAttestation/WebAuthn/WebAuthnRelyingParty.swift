@@ -301,7 +301,9 @@ public struct WebAuthnRelyingParty: Sendable {
         }
     }
 
-    func certificates(_ x5c: CBORValue, step: String, trace: inout AttestationTrace) throws(AttestationFailure) -> CertificateChainValidator.Chain {
+    func certificates(
+        _ x5c: CBORValue, step: String, nullLeafSignatureParameters: Bool = false, trace: inout AttestationTrace
+    ) throws(AttestationFailure) -> CertificateChainValidator.Chain {
         guard let items = x5c.arrayValue, !items.isEmpty, items.count <= 6 else {
             throw trace.failed(step, .webauthnAttestationInvalid, "x5c must hold 1–6 certificates")
         }
@@ -311,7 +313,7 @@ public struct WebAuthnRelyingParty: Sendable {
             der.append(bytes)
         }
         do {
-            return try CertificateChainValidator.Chain(der: der, step: step)
+            return try CertificateChainValidator.Chain(der: der, step: step, nullLeafSignatureParameters: nullLeafSignatureParameters)
         } catch {
             throw trace.failed(step, error.code, error.detail)
         }
