@@ -83,14 +83,6 @@ extension PostgresTransaction: AuthenticatorWrites {
         execute("DELETE FROM authenticators WHERE user_id = \(userID)")
     }
 
-    func recordFailedAttempt(id: String, observed: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
-        let (from, to) = (Int64(observed), Int64(observed) + 1)
-        changeOne(
-            """
-            UPDATE authenticators SET failed_attempts = \(to), last_failed_at = \(at) WHERE id = \(id) AND failed_attempts = \(from) RETURNING 1
-            """, orRefuse: refusal)
-    }
-
     func reservePinAttempt(id: String, maxAttempts: Int, coolDowns: [Int64], at: Int64, ifRefused refusal: any Error & Sendable) -> WriteResult<Int> {
         // One conditional UPDATE … RETURNING: concurrent reservations on any replicas queue on the row lock, each
         // re-evaluating the condition on the committed count; no lock is held while the proof is verified.

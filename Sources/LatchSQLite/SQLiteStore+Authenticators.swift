@@ -71,12 +71,6 @@ extension SQLiteTransaction: AuthenticatorWrites {
         _ = counting("DELETE FROM authenticators WHERE user_id = ?", [.text(userID)])
     }
 
-    func recordFailedAttempt(id: String, observed: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
-        changeOne(
-            "UPDATE authenticators SET failed_attempts = ?, last_failed_at = ? WHERE id = ? AND failed_attempts = ?",
-            [.int(Int64(observed) + 1), .int(at), .text(id), .int(Int64(observed))], orRefuse: refusal)
-    }
-
     func reservePinAttempt(id: String, maxAttempts: Int, coolDowns: [Int64], at: Int64, ifRefused refusal: any Error & Sendable) -> WriteResult<Int> {
         let result = WriteResult(0)
         let wait = PinPolicy.coolDownSQL("failed_attempts", maxAttempts: maxAttempts, coolDowns: coolDowns)

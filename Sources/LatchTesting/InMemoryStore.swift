@@ -246,15 +246,6 @@ public final class InMemoryStore: LatchStore {
             }
         }
 
-        func recordFailedAttempt(id: String, observed: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
-            apply { state in
-                guard state.authenticators[id]?.failedAttempts == observed else { return refusal }
-                state.authenticators[id]?.failedAttempts = observed + 1
-                state.authenticators[id]?.lastFailedAt = at
-                return nil
-            }
-        }
-
         func reservePinAttempt(id: String, maxAttempts: Int, coolDowns: [Int64], at: Int64, ifRefused refusal: any Error & Sendable) -> WriteResult<Int> {
             let result = WriteResult(0)
             apply { state in

@@ -919,7 +919,7 @@ public enum StoreConformance {
             #expect(try await replica.authenticators(userID: "u-alice").isEmpty)
             #expect(try await store.authenticator(credentialID: Data(repeating: 1, count: 32)) == nil)
         },
-        Check(name: "authenticator failures: counted once per observed count across two replicas; a use clears them only unchanged; unlock; key replaced by compare-and-set; delete all") { store, replica in
+        Check(name: "authenticator failures: the last try reserved once across two replicas; a use clears them only unchanged; unlock; key replaced by compare-and-set; delete all") { store, replica in
             try await register(store, user("alice"))
             try await register(store, user("bob"))
             for (id, credential) in [("p1", UInt8(1)), ("p2", 2)] {
@@ -928,12 +928,14 @@ public enum StoreConformance {
                     signCount: 0, aaguid: Data(count: 16), format: "packed", name: id, backupEligible: false, createdAt: 10)
                 try await store.write { $0.insertAuthenticator(authenticator, ifTaken: Refusal.taken) }
             }
-            // 20 concurrent failures observing 0 on two replicas: exactly one counts.
+            // 20 concurrent reservations of a single try on two replicas: exactly one counts.
             let counted = await (0..<20).asyncConcurrentCount { index in
-                (try? await pick(index, store, replica).write { $0.recordFailedAttempt(id: "p1", observed: 0, at: 30, ifChanged: Refusal.used) }) != nil
+                (try? await pick(index, store, replica).write {
+                    $0.reservePinAttempt(id: "p1", maxAttempts: 1, coolDowns: [0], at: 30, ifRefused: Refusal.used)
+                }) != nil
             }
             #expect(counted == 1)
-            try await replica.write { $0.recordFailedAttempt(id: "p1", observed: 1, at: 31, ifChanged: Refusal.used) }
+            _ = try await replica.write { $0.reservePinAttempt(id: "p1", maxAttempts: 5, coolDowns: [0], at: 31, ifRefused: Refusal.used) }
             let failed = try #require(try await store.authenticators(userID: "u-alice").first)
             #expect(failed.failedAttempts == 2)
             #expect(failed.lastFailedAt == 31)
@@ -948,7 +950,7 @@ public enum StoreConformance {
             #expect(cleared.lastFailedAt == nil)
             #expect(cleared.lastUsedAt == 41)
             // Unlock: by the owner's id only.
-            try await store.write { $0.recordFailedAttempt(id: "p2", observed: 0, at: 50, ifChanged: Refusal.used) }
+            _ = try await store.write { $0.reservePinAttempt(id: "p2", maxAttempts: 5, coolDowns: [0], at: 50, ifRefused: Refusal.used) }
             await #expect(throws: Refusal.missing) {
                 try await store.write { $0.unlockAuthenticator(id: "p2", userID: "u-bob", ifMissing: Refusal.missing) }
             }

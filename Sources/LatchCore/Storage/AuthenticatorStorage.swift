@@ -65,9 +65,6 @@ public protocol AuthenticatorWrites {
     func deleteAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable)
     /// Deletes every authenticator of a user (none is not a refusal).
     func deleteAuthenticators(userID: String)
-    /// Counts a failed proof: moves the failure count from `observed` to `observed + 1` and stamps `at`, in one
-    /// compare-and-set; refuses when the count is no longer `observed` (a concurrent attempt counted first).
-    func recordFailedAttempt(id: String, observed: Int, at: Int64, ifChanged refusal: any Error & Sendable)
     /// Reserves a PIN attempt before its proof is verified, in one conditional update: the failure count up by one and
     /// `at` stamped as the last failure — refused when the count has reached `maxAttempts`, or while the cool-down
     /// after the last failure runs (after the n-th, `coolDowns[n-1]` seconds, the last entry repeating; none when
