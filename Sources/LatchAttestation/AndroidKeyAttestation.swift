@@ -55,7 +55,7 @@ public enum AndroidKeyAttestation {
         }
         let parsed: CertificateChainValidator.Chain
         do {
-            parsed = try CertificateChainValidator.Chain(der: der, step: step0)
+            parsed = try CertificateChainValidator.Chain(der: der, step: step0, nullLeafSignatureParameters: true)
         } catch {
             throw trace.failed(step0, error.code, error.detail)
         }

@@ -64,11 +64,20 @@ public final class CertificateChainValidator: Sendable {
     public struct Chain: Sendable {
         public let certificates: [Certificate]
         let der: [[UInt8]]
+        /// For a leaf accepted with a NULL in its ECDSA signature AlgorithmIdentifier: the TBS bytes as signed (with the
+        /// NULL) and the signature value; `certificates[0]` is then a copy parsed without the NULL.
+        let leafAsSigned: (tbs: [UInt8], signature: [UInt8])?
 
-        /// Parses DER certificates, leaf first.
-        public init(der: [[UInt8]], step: String) throws(AttestationFailure) {
+        /// Parses DER certificates, leaf first. `nullLeafSignatureParameters` accepts an explicit NULL as the
+        /// parameters of the leaf's `ecdsa-with-SHA256/384/512` AlgorithmIdentifier (in both the certificate's and the
+        /// TBS's signature field, which must be identical) — RFC 5758 §3.2 says to omit them, but StrongBox
+        /// implementations of Android key attestation emit the NULL. The leaf's signature is then verified over the
+        /// TBS bytes as signed; its key and extensions are read from a copy without the NULL. A NULL anywhere else,
+        /// or in any other certificate, is still refused.
+        public init(der: [[UInt8]], step: String, nullLeafSignatureParameters: Bool = false) throws(AttestationFailure) {
             guard !der.isEmpty else { throw AttestationFailure(.attestationMalformed, step: step, "the certificate chain is empty") }
             var certificates: [Certificate] = []
+            var leafAsSigned: (tbs: [UInt8], signature: [UInt8])?
             for (index, bytes) in der.enumerated() {
                 guard bytes.count <= 16 * 1024 else {
                     throw AttestationFailure(.attestationMalformed, step: step, "certificate \(index) is longer than 16 KiB")
@@ -76,14 +85,30 @@ public final class CertificateChainValidator: Sendable {
                 do {
                     certificates.append(try Certificate(derEncoded: bytes))
                 } catch {
-                    throw AttestationFailure(.attestationMalformed, step: step, "certificate \(index) is not a DER X.509 certificate")
+                    guard index == 0, nullLeafSignatureParameters, let lenient = NullSignatureParameters.strip(bytes),
+                        let copy = try? Certificate(derEncoded: lenient.der)
+                    else {
+                        throw AttestationFailure(.attestationMalformed, step: step, "certificate \(index) is not a DER X.509 certificate")
+                    }
+                    certificates.append(copy)
+                    leafAsSigned = (lenient.tbs, lenient.signature)
                 }
             }
             self.certificates = certificates
             self.der = der
+            self.leafAsSigned = leafAsSigned
         }
 
         public var leaf: Certificate { certificates[0] }
+
+        /// Whether certificate `index`'s signature verifies with `key` — over the TBS bytes as signed.
+        func signatureVerifies(_ index: Int, with key: Certificate.PublicKey) -> Bool {
+            let certificate = certificates[index]
+            if index == 0, let asSigned = leafAsSigned {
+                return key.isValidSignature(asSigned.signature, for: asSigned.tbs, signatureAlgorithm: certificate.signatureAlgorithm)
+            }
+            return key.isValidSignature(certificate.signature, for: certificate)
+        }
     }
 
     private struct Window: Sendable {
@@ -137,7 +162,7 @@ public final class CertificateChainValidator: Sendable {
                 // key, so the anchor's validity counts, not the copy's.
                 window = try narrowed(window, by: root, at: date, step: step, trace: &trace, what: "the trust anchor")
             } else if let root = preferValid(
-                anchors.roots.filter { $0.subject == top.issuer && $0.publicKey.isValidSignature(top.signature, for: top) })
+                anchors.roots.filter { $0.subject == top.issuer && chain.signatureVerifies(certificates.count - 1, with: $0.publicKey) })
             {
                 window = try narrowed(window, by: root, at: date, step: step, trace: &trace, what: "the trust anchor")
                 window = try narrowed(window, by: top, at: date, step: step, trace: &trace, what: "certificate \(certificates.count - 1)")
@@ -155,7 +180,7 @@ public final class CertificateChainValidator: Sendable {
             guard certificate.issuer == issuer.subject else {
                 throw trace.failed(step, .attestationUntrusted, "certificate \(index)'s issuer is not certificate \(index + 1)'s subject")
             }
-            guard issuer.publicKey.isValidSignature(certificate.signature, for: certificate) else {
+            guard chain.signatureVerifies(index, with: issuer.publicKey) else {
                 throw trace.failed(step, .attestationUntrusted, "certificate \(index)'s signature does not verify with certificate \(index + 1)'s key")
             }
             window = try narrowed(window, by: certificate, at: date, step: step, trace: &trace, what: "certificate \(index)")
@@ -221,4 +246,51 @@ public final class CertificateChainValidator: Sendable {
     }
 
     static func format(_ date: Date) -> String { date.formatted(.iso8601) }
+}
+
+/// The one leniency of ``CertificateChainValidator/Chain``: an ECDSA signature AlgorithmIdentifier with explicit NULL
+/// parameters (`30 0C 06 08 2A8648CE3D0403 0x 05 00`), which swift-certificates rejects (RFC 5758 §3.2: omitted).
+enum NullSignatureParameters {
+    /// The ECDSA AlgorithmIdentifiers (SHA-256, SHA-384, SHA-512) with a NULL, and without.
+    static func withoutNull(_ algorithm: [UInt8]) -> [UInt8]? {
+        let prefix: [UInt8] = [0x30, 0x0C, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x04, 0x03]
+        guard algorithm.count == 14, Array(algorithm.prefix(11)) == prefix, (0x02...0x04).contains(algorithm[11]),
+            algorithm[12] == 0x05, algorithm[13] == 0x00
+        else { return nil }
+        return [0x30, 0x0A] + algorithm[2..<12]
+    }
+
+    /// A certificate whose outer and TBS signature AlgorithmIdentifiers are the same ECDSA one with a NULL: a copy with
+    /// both NULLs removed (lengths re-encoded), the TBS bytes as signed, and the signature value. Nil for anything else.
+    static func strip(_ der: [UInt8]) -> (der: [UInt8], tbs: [UInt8], signature: [UInt8])? {
+        guard let root = try? DER.parse(der), root.identifier == .sequence, case .constructed(let top) = root.content,
+            root.encodedBytes.count == der.count
+        else { return nil }
+        let parts = Array(top)
+        guard parts.count == 3, parts[0].identifier == .sequence, case .constructed(let tbsNodes) = parts[0].content,
+            parts[2].identifier == .bitString, case .primitive(let bits) = parts[2].content, bits.first == 0
+        else { return nil }
+        let algorithm = Array(parts[1].encodedBytes)
+        guard let stripped = withoutNull(algorithm) else { return nil }
+        // The TBS's signature field follows the optional [0] version and the serial number.
+        let fields = Array(tbsNodes)
+        let at = fields.first?.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) ? 2 : 1
+        guard fields.count > at, Array(fields[at].encodedBytes) == algorithm else { return nil }
+        var tbsContent: [UInt8] = []
+        for (index, field) in fields.enumerated() { tbsContent += index == at ? stripped : Array(field.encodedBytes) }
+        let copy = encoded(0x30, encoded(0x30, tbsContent) + stripped + Array(parts[2].encodedBytes))
+        return (copy, Array(parts[0].encodedBytes), Array(bits.dropFirst()))
+    }
+
+    /// A DER TLV with a definite length.
+    static func encoded(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+        guard content.count >= 128 else { return [tag, UInt8(content.count)] + content }
+        var length: [UInt8] = []
+        var remaining = content.count
+        while remaining > 0 {
+            length.insert(UInt8(remaining & 0xFF), at: 0)
+            remaining >>= 8
+        }
+        return [tag, 0x80 | UInt8(length.count)] + length + content
+    }
 }

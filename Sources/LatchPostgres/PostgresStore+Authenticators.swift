@@ -83,12 +83,28 @@ extension PostgresTransaction: AuthenticatorWrites {
         execute("DELETE FROM authenticators WHERE user_id = \(userID)")
     }
 
-    func recordFailedAttempt(id: String, observed: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
-        let (from, to) = (Int64(observed), Int64(observed) + 1)
-        changeOne(
-            """
-            UPDATE authenticators SET failed_attempts = \(to), last_failed_at = \(at) WHERE id = \(id) AND failed_attempts = \(from) RETURNING 1
-            """, orRefuse: refusal)
+    func reservePinAttempt(id: String, maxAttempts: Int, coolDowns: [Int64], at: Int64, ifRefused refusal: any Error & Sendable) -> WriteResult<Int> {
+        // One conditional UPDATE … RETURNING: concurrent reservations on any replicas queue on the row lock, each
+        // re-evaluating the condition on the committed count; no lock is held while the proof is verified.
+        let result = WriteResult(0)
+        let wait = PinPolicy.coolDownSQL("failed_attempts", maxAttempts: maxAttempts, coolDowns: coolDowns)
+        let limit = Int64(maxAttempts)
+        add { connection in
+            let query: PostgresQuery = """
+                UPDATE authenticators SET failed_attempts = failed_attempts + 1, last_failed_at = \(at)
+                WHERE id = \(id) AND failed_attempts < \(limit)
+                    AND (failed_attempts = 0 OR last_failed_at IS NULL OR last_failed_at + \(unescaped: wait) <= \(at))
+                RETURNING failed_attempts
+                """
+            guard let count = try await connection.run(query).first(Int64.self) else { return refusal }
+            result.set(Int(count))
+            return nil
+        }
+        return result
+    }
+
+    func releasePinAttempt(id: String) {
+        execute("UPDATE authenticators SET failed_attempts = failed_attempts - 1 WHERE id = \(id) AND failed_attempts > 0")
     }
 
     func unlockAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable) {

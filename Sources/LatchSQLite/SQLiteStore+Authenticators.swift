@@ -71,10 +71,28 @@ extension SQLiteTransaction: AuthenticatorWrites {
         _ = counting("DELETE FROM authenticators WHERE user_id = ?", [.text(userID)])
     }
 
-    func recordFailedAttempt(id: String, observed: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
-        changeOne(
-            "UPDATE authenticators SET failed_attempts = ?, last_failed_at = ? WHERE id = ? AND failed_attempts = ?",
-            [.int(Int64(observed) + 1), .int(at), .text(id), .int(Int64(observed))], orRefuse: refusal)
+    func reservePinAttempt(id: String, maxAttempts: Int, coolDowns: [Int64], at: Int64, ifRefused refusal: any Error & Sendable) -> WriteResult<Int> {
+        let result = WriteResult(0)
+        let wait = PinPolicy.coolDownSQL("failed_attempts", maxAttempts: maxAttempts, coolDowns: coolDowns)
+        apply { db in
+            guard
+                let row = try db.row(
+                    """
+                    UPDATE authenticators SET failed_attempts = failed_attempts + 1, last_failed_at = ?1
+                    WHERE id = ?2 AND failed_attempts < ?3
+                        AND (failed_attempts = 0 OR last_failed_at IS NULL OR last_failed_at + \(wait) <= ?1)
+                    RETURNING failed_attempts
+                    """,
+                    [.int(at), .text(id), .int(Int64(maxAttempts))])
+            else { return refusal }
+            result.set(Int(row.int(0)))
+            return nil
+        }
+        return result
+    }
+
+    func releasePinAttempt(id: String) {
+        _ = counting("UPDATE authenticators SET failed_attempts = failed_attempts - 1 WHERE id = ? AND failed_attempts > 0", [.text(id)])
     }
 
     func unlockAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable) {

@@ -246,11 +246,24 @@ public final class InMemoryStore: LatchStore {
             }
         }
 
-        func recordFailedAttempt(id: String, observed: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
+        func reservePinAttempt(id: String, maxAttempts: Int, coolDowns: [Int64], at: Int64, ifRefused refusal: any Error & Sendable) -> WriteResult<Int> {
+            let result = WriteResult(0)
             apply { state in
-                guard state.authenticators[id]?.failedAttempts == observed else { return refusal }
-                state.authenticators[id]?.failedAttempts = observed + 1
+                guard let stored = state.authenticators[id], stored.failedAttempts < maxAttempts else { return refusal }
+                if stored.failedAttempts > 0, let last = stored.lastFailedAt,
+                    last.adding(seconds: PinPolicy.coolDown(after: stored.failedAttempts, of: coolDowns)) > at
+                { return refusal }
+                state.authenticators[id]?.failedAttempts = stored.failedAttempts + 1
                 state.authenticators[id]?.lastFailedAt = at
+                result.set(stored.failedAttempts + 1)
+                return nil
+            }
+            return result
+        }
+
+        func releasePinAttempt(id: String) {
+            apply { state in
+                if let stored = state.authenticators[id], stored.failedAttempts > 0 { state.authenticators[id]?.failedAttempts = stored.failedAttempts - 1 }
                 return nil
             }
         }

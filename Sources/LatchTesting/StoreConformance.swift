@@ -919,7 +919,7 @@ public enum StoreConformance {
             #expect(try await replica.authenticators(userID: "u-alice").isEmpty)
             #expect(try await store.authenticator(credentialID: Data(repeating: 1, count: 32)) == nil)
         },
-        Check(name: "authenticator failures: counted once per observed count across two replicas; a use clears them only unchanged; unlock; key replaced by compare-and-set; delete all") { store, replica in
+        Check(name: "authenticator failures: the last try reserved once across two replicas; a use clears them only unchanged; unlock; key replaced by compare-and-set; delete all") { store, replica in
             try await register(store, user("alice"))
             try await register(store, user("bob"))
             for (id, credential) in [("p1", UInt8(1)), ("p2", 2)] {
@@ -928,12 +928,14 @@ public enum StoreConformance {
                     signCount: 0, aaguid: Data(count: 16), format: "packed", name: id, backupEligible: false, createdAt: 10)
                 try await store.write { $0.insertAuthenticator(authenticator, ifTaken: Refusal.taken) }
             }
-            // 20 concurrent failures observing 0 on two replicas: exactly one counts.
+            // 20 concurrent reservations of a single try on two replicas: exactly one counts.
             let counted = await (0..<20).asyncConcurrentCount { index in
-                (try? await pick(index, store, replica).write { $0.recordFailedAttempt(id: "p1", observed: 0, at: 30, ifChanged: Refusal.used) }) != nil
+                (try? await pick(index, store, replica).write {
+                    $0.reservePinAttempt(id: "p1", maxAttempts: 1, coolDowns: [0], at: 30, ifRefused: Refusal.used)
+                }) != nil
             }
             #expect(counted == 1)
-            try await replica.write { $0.recordFailedAttempt(id: "p1", observed: 1, at: 31, ifChanged: Refusal.used) }
+            _ = try await replica.write { $0.reservePinAttempt(id: "p1", maxAttempts: 5, coolDowns: [0], at: 31, ifRefused: Refusal.used) }
             let failed = try #require(try await store.authenticators(userID: "u-alice").first)
             #expect(failed.failedAttempts == 2)
             #expect(failed.lastFailedAt == 31)
@@ -948,7 +950,7 @@ public enum StoreConformance {
             #expect(cleared.lastFailedAt == nil)
             #expect(cleared.lastUsedAt == 41)
             // Unlock: by the owner's id only.
-            try await store.write { $0.recordFailedAttempt(id: "p2", observed: 0, at: 50, ifChanged: Refusal.used) }
+            _ = try await store.write { $0.reservePinAttempt(id: "p2", maxAttempts: 5, coolDowns: [0], at: 50, ifRefused: Refusal.used) }
             await #expect(throws: Refusal.missing) {
                 try await store.write { $0.unlockAuthenticator(id: "p2", userID: "u-bob", ifMissing: Refusal.missing) }
             }
@@ -977,6 +979,45 @@ public enum StoreConformance {
             try await replica.write { $0.deleteAuthenticators(userID: "u-alice") }
             #expect(try await store.authenticators(userID: "u-alice").isEmpty)
             #expect(try await store.authenticators(userID: "u-carol").count == 1)
+        },
+        Check(name: "PIN attempts reserved before verification: 20 at once on two replicas, exactly maxAttempts succeed; cool-downs refuse; release gives one back; a use clears them") { store, replica in
+            try await register(store, user("alice"))
+            for (id, credential) in [("r1", UInt8(1)), ("r2", 2)] {
+                let authenticator = Authenticator(
+                    id: id, userID: "u-alice", credentialID: Data(repeating: credential, count: 32), publicKeyCOSE: Data([0xA1, credential]),
+                    signCount: 0, aaguid: Data(count: 16), format: "packed", name: id, backupEligible: false, createdAt: 10)
+                try await store.write { $0.insertAuthenticator(authenticator, ifTaken: Refusal.taken) }
+            }
+            // 20 concurrent reservations, no cool-down, maxAttempts 3: exactly 3 succeed, reporting 1, 2 and 3.
+            let counts = Locked<[Int]>([])
+            let reserved = await (0..<20).asyncConcurrentCount { index in
+                guard let result = try? await pick(index, store, replica).write({
+                    $0.reservePinAttempt(id: "r1", maxAttempts: 3, coolDowns: [0], at: 30, ifRefused: Refusal.used)
+                }) else { return false }
+                counts.withLock { $0.append(result.value) }
+                return true
+            }
+            #expect(reserved == 3)
+            #expect(counts.withLock { $0.sorted() } == [1, 2, 3])
+            let exhausted = try #require(try await replica.authenticator(credentialID: Data(repeating: 1, count: 32))?.1)
+            #expect(exhausted.failedAttempts == 3 && exhausted.lastFailedAt == 30)
+            // Released: one attempt back; a use that read the count clears it.
+            try await replica.write { $0.releasePinAttempt(id: "r1") }
+            #expect(try await store.write { $0.reservePinAttempt(id: "r1", maxAttempts: 3, coolDowns: [0], at: 31, ifRefused: Refusal.used) }.value == 3)
+            try await store.write { $0.recordAuthenticatorUse(id: "r1", signCount: 0, failedAttempts: 3, at: 32, ifChanged: Refusal.used) }
+            #expect(try await replica.authenticators(userID: "u-alice").first?.failedAttempts == 0)
+            // Cool-downs: after the 1st failure 0 s, after the 2nd 10 s; refused inside it (nothing changes), allowed after.
+            #expect(try await store.write { $0.reservePinAttempt(id: "r2", maxAttempts: 5, coolDowns: [0, 10], at: 40, ifRefused: Refusal.used) }.value == 1)
+            #expect(try await replica.write { $0.reservePinAttempt(id: "r2", maxAttempts: 5, coolDowns: [0, 10], at: 40, ifRefused: Refusal.used) }.value == 2)
+            await #expect(throws: Refusal.used) {
+                try await store.write { $0.reservePinAttempt(id: "r2", maxAttempts: 5, coolDowns: [0, 10], at: 49, ifRefused: Refusal.used) }
+            }
+            let cooling = try #require(try await store.authenticator(credentialID: Data(repeating: 2, count: 32))?.1)
+            #expect(cooling.failedAttempts == 2 && cooling.lastFailedAt == 40)
+            #expect(try await replica.write { $0.reservePinAttempt(id: "r2", maxAttempts: 5, coolDowns: [0, 10], at: 50, ifRefused: Refusal.used) }.value == 3)
+            await #expect(throws: Refusal.used) {
+                try await store.write { $0.reservePinAttempt(id: "missing", maxAttempts: 5, coolDowns: [0], at: 60, ifRefused: Refusal.used) }
+            }
         },
         Check(name: "out-of-band transactions: token hashes unique; redeemed once across two replicas, never after expiry; completed once; gone with their user") { store, replica in
             try await register(store, user("alice"))

@@ -194,6 +194,46 @@ struct PinAuthenticatorTests {
         }
     }
 
+    @Test("Twelve wrong PINs at once (maxAttempts 3): exactly three are verified and counted, the other nine are refused unverified")
+    func concurrentWrongPins() async throws {
+        try await Deployment.make {
+            $0.fidoPin.coolDowns = [0]
+            $0.fidoPin.maxAttempts = 3
+        }.run { client in
+            let setup = try await Setup.make(client, name: "pin-racer")
+            var attempts: [(ceremony: String, credential: String)] = []
+            for _ in 0..<12 {
+                let options = try await Setup.post(client, "/v1/fido/authentication/options", .object([:]))
+                let challenge = try #require(options.json["publicKey"]?["challenge"]?.stringValue)
+                setup.authenticator.signWith = P256.Signing.PrivateKey()
+                let credential = try setup.authenticator.assert(challenge: challenge, userHandle: Base64URL.encode(Data(setup.user.userId.utf8)), counter: 0)
+                attempts.append((try #require(options.json["ceremonyId"]?.stringValue), credential))
+            }
+            let replies = try await withThrowingTaskGroup(of: Reply.self) { group in
+                for attempt in attempts {
+                    group.addTask {
+                        try await client.postForm(
+                            "/oauth2/token", [("grant_type", GrantType.webauthn), ("ceremony_id", attempt.ceremony), ("credential", attempt.credential)])
+                    }
+                }
+                var all: [Reply] = []
+                for try await reply in group { all.append(reply) }
+                return all
+            }
+            #expect(replies.allSatisfy { $0.code == "invalid_grant" && $0.json["pinStatus"] != nil })
+            // Verified: answered "wrong PIN"; the rest never reached the signature (locked, or the last tries taken).
+            let verified = replies.filter { $0.json["error_description"]?.stringValue?.hasPrefix("wrong PIN") == true }
+            #expect(verified.count == 3, "\(replies.map { $0.json["error_description"]?.stringValue ?? "" })")
+            #expect(try await setup.status() == ["state": "lockedOut", "remainingTries": 0, "coolDown": 0])
+            // One event per counted wrong PIN: two failures, then the lock.
+            let failed = try await client.admin(.get, "/admin/v1/audit?type=authenticator.pin_failed").decode(AuditPage.self).records
+            let locked = try await client.admin(.get, "/admin/v1/audit?type=authenticator.locked").decode(AuditPage.self).records
+            #expect(failed.count == 2 && locked.count == 1)
+            // The right PIN is refused too: locked.
+            #expect(try await setup.signIn(wrong: false).json["pinStatus"]?["state"] == "lockedOut")
+        }
+    }
+
     @Test("A PIN change proves the old PIN (a wrong one counts) and swaps the key in one step; the old PIN stops working")
     func pinChange() async throws {
         try await Deployment.make { $0.fidoPin.coolDowns = [0] }.run { client in

@@ -55,7 +55,8 @@ extension WebAuthnRelyingParty {
         guard let alg = statement["alg"]?.intValue, let signature = statement["sig"]?.bytesValue, let x5c = statement["x5c"] else {
             throw trace.failed(step, .webauthnAttestationInvalid, "android-key needs alg, sig and x5c")
         }
-        let chain = try certificates(x5c, step: step, trace: &trace)
+        // StrongBox leaves may carry a NULL in their ECDSA signature AlgorithmIdentifier.
+        let chain = try certificates(x5c, step: step, nullLeafSignatureParameters: true, trace: &trace)
         // Step 2. sig verifies over authenticatorData ‖ clientDataHash with the first certificate's key and alg.
         guard let key = Self.signatureKey(chain.leaf.publicKey, alg: alg), key.isValidSignature(signature, for: authData.bytes + clientDataHash)
         else { throw trace.failed(step, .webauthnAttestationInvalid, "android-key: the signature does not verify with the certificate's key (alg \(alg))") }

@@ -172,6 +172,27 @@ public struct WebAuthnRelyingParty: Sendable {
             userHandle: userHandle)
     }
 
+    /// Steps 10–20 of an assertion — the client data, rpIdHash and flags, everything but the signature and the counter —
+    /// so that a caller can refuse a malformed or foreign assertion before it reserves a counted attempt
+    /// (``verifyAuthentication(clientDataJSON:authenticatorData:signature:challenge:publicKey:storedSignCount:userHandle:trace:)``
+    /// repeats them). `requireUserVerified` also demands the UV flag (step 17).
+    public func checkAssertionBeforeSignature(
+        clientDataJSON: [UInt8], authenticatorData: [UInt8], challenge: [UInt8], requireUserVerified: Bool, trace: inout AttestationTrace
+    ) throws(AttestationFailure) {
+        _ = try checkClientData(clientDataJSON, type: "webauthn.get", challenge: challenge, trace: &trace)
+        let authData: AuthenticatorData
+        do {
+            authData = try AuthenticatorData(authenticatorData)
+        } catch {
+            throw trace.failed("16 authenticator data", error.code, error.detail)
+        }
+        try checkAuthenticatorData(authData, trace: &trace)
+        if requireUserVerified {
+            try trace.require(
+                "17 user verified", authData.flags.contains(.userVerified), else: .webauthnUserNotVerified, "the UV flag is not set", passed: "UV")
+        }
+    }
+
     // MARK: Shared steps
 
     /// The client data's type, challenge and origin; returns its SHA-256.
@@ -280,7 +301,9 @@ public struct WebAuthnRelyingParty: Sendable {
         }
     }
 
-    func certificates(_ x5c: CBORValue, step: String, trace: inout AttestationTrace) throws(AttestationFailure) -> CertificateChainValidator.Chain {
+    func certificates(
+        _ x5c: CBORValue, step: String, nullLeafSignatureParameters: Bool = false, trace: inout AttestationTrace
+    ) throws(AttestationFailure) -> CertificateChainValidator.Chain {
         guard let items = x5c.arrayValue, !items.isEmpty, items.count <= 6 else {
             throw trace.failed(step, .webauthnAttestationInvalid, "x5c must hold 1–6 certificates")
         }
@@ -290,7 +313,7 @@ public struct WebAuthnRelyingParty: Sendable {
             der.append(bytes)
         }
         do {
-            return try CertificateChainValidator.Chain(der: der, step: step)
+            return try CertificateChainValidator.Chain(der: der, step: step, nullLeafSignatureParameters: nullLeafSignatureParameters)
         } catch {
             throw trace.failed(step, error.code, error.detail)
         }

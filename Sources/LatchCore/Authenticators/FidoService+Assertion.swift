@@ -19,7 +19,10 @@ extension FidoService {
     /// Checks an AuthenticationResponseJSON against `ceremony` (W3C WebAuthn §7.2): the credential is found by its id;
     /// a ceremony bound to a user accepts only that user's credentials, a discoverable one needs the `userHandle`;
     /// a model denied by the policy is refused; a PIN authenticator locked out or cooling down is refused before any
-    /// check and its signature failures are wrong PINs, counted; a counter that went back is recorded (with the
+    /// check, and otherwise — once steps 10–20 and its UV flag pass — reserves the attempt atomically before its
+    /// signature is verified (refused when no attempt is left or a cool-down runs, on any replica): a signature that
+    /// does not verify keeps the reservation as the counted wrong PIN, a verified one is settled by the unit that
+    /// records the use (``CheckedAssertion/use`` carries the reserved count); a counter that went back is recorded (with the
     /// ceremony consumed). Refusals carry `code` (`invalid_grant` at the token endpoint), or for `nil` their own
     /// WebAuthn code (`pin_attempt_failed` for a wrong PIN).
     func checkAssertion(_ credential: JSONValue, ceremony: FidoCeremonies.Ceremony, now: Int64, code: ErrorCode?) async throws -> CheckedAssertion {
@@ -56,6 +59,20 @@ extension FidoService {
         // The assertion.
         let party = try await relyingParty()
         var trace = AttestationTrace()
+        var reserved = authenticator
+        if model == .pin {
+            // Everything but the signature first (nothing counted for a malformed or foreign assertion), then the
+            // attempt is reserved: concurrent wrong PINs never get more verifications than attempts are left.
+            do {
+                try party.checkAssertionBeforeSignature(
+                    clientDataJSON: clientData, authenticatorData: authenticatorData, challenge: ceremony.challenge, requireUserVerified: true,
+                    trace: &trace)
+            } catch {
+                throw refusal(error.code, "\(error.step): \(error.detail)")
+            }
+            reserved.failedAttempts = try await reservePinAttempt(of: authenticator, now: now, code: code ?? .pinAttemptFailed)
+            reserved.lastFailedAt = now
+        }
         let asserted: WebAuthnRelyingParty.VerifiedAssertion
         do {
             asserted = try party.verifyAuthentication(
@@ -63,6 +80,15 @@ extension FidoService {
                 publicKey: try WebAuthnPublicKey(coseBytes: Array(authenticator.publicKeyCOSE)), storedSignCount: authenticator.signCount,
                 userHandle: userHandle, trace: &trace)
         } catch {
+            // A PIN authenticator's key comes from the PIN: a signature that does not verify is a wrong PIN, and the
+            // reservation is its count. Any other refusal gives the reservation back.
+            if model == .pin {
+                if error.code == .webauthnSignatureInvalid {
+                    throw try await settlePinFailure(of: reserved, user: user, code: code ?? .pinAttemptFailed)
+                }
+                let id = authenticator.id
+                try await store.write { $0.releasePinAttempt(id: id) }
+            }
             if error.code == .webauthnCounterRegressed {
                 // Step 22 follows step 21: the signature verified, so the refusal names the user.
                 do {
@@ -72,16 +98,9 @@ extension FidoService {
                 }
                 throw refusal(error.code, "\(error.step): \(error.detail)").afterVerifying(user.id)
             }
-            // A PIN authenticator's key comes from the PIN: a signature that does not verify is a wrong PIN, counted.
-            if error.code == .webauthnSignatureInvalid, model == .pin {
-                throw try await countFailure(of: authenticator, user: user, code: code ?? .pinAttemptFailed)
-            }
             throw refusal(error.code, "\(error.step): \(error.detail)")
         }
-        if model == .pin, !asserted.userVerified {
-            throw refusal(.webauthnUserNotVerified, "a PIN authenticator must set the UV flag").afterVerifying(user.id)
-        }
-        return CheckedAssertion(user: user, authenticator: authenticator, model: model, asserted: asserted)
+        return CheckedAssertion(user: user, authenticator: reserved, model: model, asserted: asserted)
     }
 
     /// A counter that went back is recorded for the operator (a cloned authenticator is possible) — unless the

@@ -22,9 +22,23 @@ public struct PinPolicy: Sendable, Hashable {
         let failures = authenticator.failedAttempts
         if failures >= maxAttempts { return FidoPinStatus(state: FidoPinStatus.lockedOut, remainingTries: 0, coolDown: 0) }
         if failures == 0 { return FidoPinStatus(state: FidoPinStatus.unlocked, remainingTries: maxAttempts, coolDown: 0) }
-        let wait = coolDowns.isEmpty ? 0 : coolDowns[min(failures - 1, coolDowns.count - 1)]
+        let wait = Self.coolDown(after: failures, of: coolDowns)
         let until = (authenticator.lastFailedAt ?? now).adding(seconds: wait)
         return FidoPinStatus(state: FidoPinStatus.lastAttemptFailed, remainingTries: maxAttempts - failures, coolDown: max(0, until - now))
+    }
+
+    /// The cool-down after the `failures`-th failure (0 for none).
+    public static func coolDown(after failures: Int, of coolDowns: [Int64]) -> Int64 {
+        guard failures > 0, !coolDowns.isEmpty else { return 0 }
+        return coolDowns[min(failures - 1, coolDowns.count - 1)]
+    }
+
+    /// A SQL expression for the cool-down after `column` failures (`CASE column WHEN 1 THEN … ELSE … END`), for the
+    /// stores' reservations: integer literals only, the policy's own numbers (never user input).
+    public static func coolDownSQL(_ column: String, maxAttempts: Int, coolDowns: [Int64]) -> String {
+        guard maxAttempts > 1, !coolDowns.isEmpty else { return "0" }
+        let cases = (1..<maxAttempts).map { "WHEN \($0) THEN \(coolDown(after: $0, of: coolDowns))" }.joined(separator: " ")
+        return "(CASE \(column) \(cases) ELSE 0 END)"
     }
 
     /// Refuses a ceremony with a locked-out or cooling-down PIN authenticator, before any verification (nothing is
@@ -58,34 +72,40 @@ extension LatchAuthenticatorModel {
     }
 }
 
+/// A PIN attempt the store would not reserve (no attempt left, or a cool-down runs).
+private struct PinReservationRefused: Error {}
+
 extension FidoService {
-    /// Counts a PIN authenticator's failed proof, once even when attempts race (compare-and-set on the count read,
-    /// retried on a fresh read while attempts keep racing), and returns the error to answer with its new status.
-    func countFailure(of authenticator: Authenticator, user: User, code: ErrorCode) async throws -> LatchError {
+    /// Reserves an attempt with a PIN authenticator before its proof is verified (one conditional update on the
+    /// store, atomic across replicas) and returns the failure count it moved to; refused with the fresh status when
+    /// the authenticator is locked out or cooling down — also when concurrent attempts took the last tries.
+    func reservePinAttempt(of authenticator: Authenticator, now: Int64, code: ErrorCode) async throws -> Int {
         let policy = settings.pin
-        var current = authenticator
-        for _ in 0...(policy.maxAttempts + 2) {
-            let now = clock.seconds()
-            if current.failedAttempts >= policy.maxAttempts { break }
-            let observed = current.failedAttempts
-            let id = current.id
-            let locks = observed + 1 >= policy.maxAttempts
-            let event = SecurityEvent.now(
-                locks ? .authenticatorLocked : .authenticatorPinFailed, actor: "system", userID: user.id,
-                detail: "\(current.id) \(observed + 1)/\(policy.maxAttempts)", clock: clock, random: random)
-            if try await store.succeeds({ transaction, refusal in
-                transaction.recordFailedAttempt(id: id, observed: observed, at: now, ifChanged: refusal)
-                transaction.record(event)
-            }) {
-                current.failedAttempts = observed + 1
-                current.lastFailedAt = now
-                if locks { logger.notice("PIN authenticator locked out", metadata: ["user": "\(user.id)", "authenticator": "\(current.id)"]) }
-                break
-            }
-            guard let fresh = try await store.authenticator(credentialID: current.credentialID)?.1 else { break }
-            current = fresh
+        let id = authenticator.id
+        do {
+            return try await store.write {
+                $0.reservePinAttempt(id: id, maxAttempts: policy.maxAttempts, coolDowns: policy.coolDowns, at: now, ifRefused: PinReservationRefused())
+            }.value
+        } catch is PinReservationRefused {
+            let fresh = try await store.authenticator(credentialID: authenticator.credentialID)?.1 ?? authenticator
+            try policy.admit(fresh, now: now, code: code)
+            let status = policy.status(of: fresh, now: now) ?? FidoPinStatus(state: FidoPinStatus.lockedOut, remainingTries: 0, coolDown: 0)
+            throw PinPolicy.refusal(code, "another attempt with this PIN authenticator was counted meanwhile; try again", status)
         }
-        let status = policy.status(of: current, now: clock.seconds())
+    }
+
+    /// Settles a reserved attempt whose signature did not verify: the reservation stays as the counted wrong PIN and
+    /// its event is recorded; returns the error to answer with the status. `authenticator` carries the reserved count.
+    func settlePinFailure(of authenticator: Authenticator, user: User, code: ErrorCode) async throws -> LatchError {
+        let policy = settings.pin
+        let count = authenticator.failedAttempts
+        let locks = count >= policy.maxAttempts
+        let event = SecurityEvent.now(
+            locks ? .authenticatorLocked : .authenticatorPinFailed, actor: "system", userID: user.id,
+            detail: "\(authenticator.id) \(count)/\(policy.maxAttempts)", clock: clock, random: random)
+        try await store.write { $0.record(event) }
+        if locks { logger.notice("PIN authenticator locked out", metadata: ["user": "\(user.id)", "authenticator": "\(authenticator.id)"]) }
+        let status = policy.status(of: authenticator, now: clock.seconds())
             ?? FidoPinStatus(state: FidoPinStatus.lockedOut, remainingTries: 0, coolDown: 0)
         let message = status.state == FidoPinStatus.lockedOut
             ? "wrong PIN; the authenticator is now locked — an administrator can unlock it"

@@ -65,9 +65,15 @@ public protocol AuthenticatorWrites {
     func deleteAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable)
     /// Deletes every authenticator of a user (none is not a refusal).
     func deleteAuthenticators(userID: String)
-    /// Counts a failed proof: moves the failure count from `observed` to `observed + 1` and stamps `at`, in one
-    /// compare-and-set; refuses when the count is no longer `observed` (a concurrent attempt counted first).
-    func recordFailedAttempt(id: String, observed: Int, at: Int64, ifChanged refusal: any Error & Sendable)
+    /// Reserves a PIN attempt before its proof is verified, in one conditional update: the failure count up by one and
+    /// `at` stamped as the last failure — refused when the count has reached `maxAttempts`, or while the cool-down
+    /// after the last failure runs (after the n-th, `coolDowns[n-1]` seconds, the last entry repeating; none when
+    /// empty). Concurrent reservations, on any replicas, never pass `maxAttempts` together. The reservation is the
+    /// failure unless settled otherwise: a use (``recordAuthenticatorUse(id:signCount:failedAttempts:at:ifChanged:)``
+    /// with the reported count) clears it, ``releasePinAttempt(id:)`` gives it back. Reports the count after it.
+    func reservePinAttempt(id: String, maxAttempts: Int, coolDowns: [Int64], at: Int64, ifRefused refusal: any Error & Sendable) -> WriteResult<Int>
+    /// Gives back a reserved PIN attempt whose proof was neither right nor wrong: the count down by one (never below 0).
+    func releasePinAttempt(id: String)
     /// An admin's unlock: the failure count back to 0; refuses when the user has no authenticator with this id.
     func unlockAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable)
     /// A PIN change: the credential's public key replaced, its counter set to `signCount` and its failures cleared,

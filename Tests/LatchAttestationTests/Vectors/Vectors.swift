@@ -26,4 +26,7 @@ enum AndroidChains {
     static var akitaTEE: String { Vectors.text("android-akita-tee-ec.pem") }
     static var akitaStrongBox: String { Vectors.text("android-akita-strongbox-rsa.pem") }
     static var teguTEE: String { Vectors.text("android-tegu-tee-ec-2026-root.pem") }
+    /// A real StrongBox leaf whose signature AlgorithmIdentifier is `ecdsa-with-SHA256` with an explicit NULL; its
+    /// issuer was not published with it.
+    static var strongBoxNullLeaf: String { Vectors.text("android-strongbox-leaf-null-params.pem") }
 }
