@@ -59,15 +59,15 @@ extension PostgresTransaction: AuthenticatorWrites {
             """, orRefuse: refusal)
     }
 
-    func recordAuthenticatorUse(id: String, signCount: UInt32, failedAttempts: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
+    func recordAuthenticatorUse(id: String, signCount: UInt32, failedAttempts: Int?, at: Int64, ifChanged refusal: any Error & Sendable) {
         // One statement: a concurrent assertion with the same counter, or a concurrent failed PIN, waits on the row
         // lock, then finds the counter not smaller or the failure count moved.
         let count = Int64(signCount)
-        let failures = Int64(failedAttempts)
+        let failures = failedAttempts.map(Int64.init)
         changeOne(
             """
             UPDATE authenticators SET sign_count = \(count), last_used_at = \(at), failed_attempts = 0, last_failed_at = NULL
-            WHERE id = \(id) AND (sign_count < \(count) OR (sign_count = 0 AND \(count) = 0)) AND failed_attempts = \(failures) RETURNING 1
+            WHERE id = \(id) AND (sign_count < \(count) OR (sign_count = 0 AND \(count) = 0)) AND (\(failures)::bigint IS NULL OR failed_attempts = \(failures)) RETURNING 1
             """, orRefuse: refusal)
     }
 

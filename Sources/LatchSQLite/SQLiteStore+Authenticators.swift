@@ -49,13 +49,16 @@ extension SQLiteTransaction: AuthenticatorWrites {
             ], orRefuse: refusal)
     }
 
-    func recordAuthenticatorUse(id: String, signCount: UInt32, failedAttempts: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
+    func recordAuthenticatorUse(id: String, signCount: UInt32, failedAttempts: Int?, at: Int64, ifChanged refusal: any Error & Sendable) {
         changeOne(
             """
             UPDATE authenticators SET sign_count = ?, last_used_at = ?, failed_attempts = 0, last_failed_at = NULL
-            WHERE id = ? AND (sign_count < ? OR (sign_count = 0 AND ? = 0)) AND failed_attempts = ?
+            WHERE id = ? AND (sign_count < ? OR (sign_count = 0 AND ? = 0)) AND (? IS NULL OR failed_attempts = ?)
             """,
-            [.int(Int64(signCount)), .int(at), .text(id), .int(Int64(signCount)), .int(Int64(signCount)), .int(Int64(failedAttempts))],
+            [
+                .int(Int64(signCount)), .int(at), .text(id), .int(Int64(signCount)), .int(Int64(signCount)), failedAttempts.map { .int(Int64($0)) } ?? .null,
+                failedAttempts.map { .int(Int64($0)) } ?? .null,
+            ],
             orRefuse: refusal)
     }
 

@@ -226,10 +226,10 @@ public final class InMemoryStore: LatchStore {
             }
         }
 
-        func recordAuthenticatorUse(id: String, signCount: UInt32, failedAttempts: Int, at: Int64, ifChanged refusal: any Error & Sendable) {
+        func recordAuthenticatorUse(id: String, signCount: UInt32, failedAttempts: Int?, at: Int64, ifChanged refusal: any Error & Sendable) {
             apply { state in
                 guard let stored = state.authenticators[id], stored.signCount < signCount || (stored.signCount == 0 && signCount == 0),
-                    stored.failedAttempts == failedAttempts
+                    failedAttempts.map({ stored.failedAttempts == $0 }) ?? true
                 else { return refusal }
                 state.authenticators[id]?.signCount = signCount
                 state.authenticators[id]?.lastUsedAt = at

@@ -1006,6 +1006,11 @@ public enum StoreConformance {
             #expect(try await store.write { $0.reservePinAttempt(id: "r1", maxAttempts: 3, coolDowns: [0], at: 31, ifRefused: Refusal.used) }.value == 3)
             try await store.write { $0.recordAuthenticatorUse(id: "r1", signCount: 0, failedAttempts: 3, at: 32, ifChanged: Refusal.used) }
             #expect(try await replica.authenticators(userID: "u-alice").first?.failedAttempts == 0)
+            // A verified PIN attempt (failedAttempts nil) clears whatever count concurrent reservations left.
+            #expect(try await store.write { $0.reservePinAttempt(id: "r1", maxAttempts: 3, coolDowns: [0], at: 33, ifRefused: Refusal.used) }.value == 1)
+            #expect(try await replica.write { $0.reservePinAttempt(id: "r1", maxAttempts: 3, coolDowns: [0], at: 33, ifRefused: Refusal.used) }.value == 2)
+            try await store.write { $0.recordAuthenticatorUse(id: "r1", signCount: 0, failedAttempts: nil, at: 34, ifChanged: Refusal.used) }
+            #expect(try await replica.authenticators(userID: "u-alice").first?.failedAttempts == 0)
             // Cool-downs: after the 1st failure 0 s, after the 2nd 10 s; refused inside it (nothing changes), allowed after.
             #expect(try await store.write { $0.reservePinAttempt(id: "r2", maxAttempts: 5, coolDowns: [0, 10], at: 40, ifRefused: Refusal.used) }.value == 1)
             #expect(try await replica.write { $0.reservePinAttempt(id: "r2", maxAttempts: 5, coolDowns: [0, 10], at: 40, ifRefused: Refusal.used) }.value == 2)

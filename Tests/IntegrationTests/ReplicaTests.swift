@@ -370,6 +370,10 @@ extension ReplicaTests {
             }
         }
         #expect(signIns[200] == 1 && signIns[400] == 9, "\(signIns.counts.withLock { $0 })")
+        // The nine refused were the right PIN: no try is spent on them, whatever the interleaving.
+        let (_, afterRace) = try await jsonRequest(
+            "POST", a.base + "/v1/fido/authenticators/status", body: FidoStatusRequest(credentialId: authenticator.credentialIDString))
+        #expect(afterRace["remainingTries"]?.intValue == 5, "\(afterRace)")
 
         // 2. Ten wrong PINs at once across the replicas: five are counted (tries 4, 3, 2, 1, then locked), the rest
         // find it locked; never more, never fewer.

@@ -13,7 +13,11 @@ extension FidoService {
         var asserted: WebAuthnRelyingParty.VerifiedAssertion
 
         /// The counter move and the failure count it was read with (for the compare-and-set that records the use).
-        var use: (id: String, signCount: UInt32, failedAttempts: Int) { (authenticator.id, asserted.signCount, authenticator.failedAttempts) }
+        /// A PIN authenticator's verified attempt clears whatever count there is (nil): its reservation enforced the
+        /// lockout, and concurrent right PINs must not refuse each other for moving the count.
+        var use: (id: String, signCount: UInt32, failedAttempts: Int?) {
+            (authenticator.id, asserted.signCount, model == .pin ? nil : authenticator.failedAttempts)
+        }
     }
 
     /// Checks an AuthenticationResponseJSON against `ceremony` (W3C WebAuthn §7.2): the credential is found by its id;

@@ -94,6 +94,19 @@ extension FidoService {
         }
     }
 
+    /// Gives back the attempt reserved for `checked` when its assertion verified — the right PIN — but the sign-in or
+    /// approval was refused afterwards (its ceremony used meanwhile, the authenticator used concurrently): that is not
+    /// a wrong PIN. A failure here is logged; the attempt then stays counted.
+    func releaseVerifiedPinAttempt(_ checked: CheckedAssertion) async {
+        guard checked.model == .pin else { return }
+        let id = checked.authenticator.id
+        do {
+            try await store.write { $0.releasePinAttempt(id: id) }
+        } catch {
+            logger.warning("a verified PIN attempt could not be given back", metadata: ["authenticator": "\(id)", "error": "\(error)"])
+        }
+    }
+
     /// Settles a reserved attempt whose signature did not verify: the reservation stays as the counted wrong PIN and
     /// its event is recorded; returns the error to answer with the status. `authenticator` carries the reserved count.
     func settlePinFailure(of authenticator: Authenticator, user: User, code: ErrorCode) async throws -> LatchError {

@@ -280,8 +280,10 @@ public struct OutOfBandService: Sendable {
                 unit.record(event)
             }
         } catch Refusal.unavailable {
+            await fido.releaseVerifiedPinAttempt(checked)
             throw LatchError.invalidInput("this ceremony was completed before")
         } catch Refusal.taken {
+            await fido.releaseVerifiedPinAttempt(checked)
             throw LatchError(.webauthnCounterRegressed, "the authenticator was used concurrently; approve again")
         }
         return OutOfBandStatus(status: "approved", transactionId: transaction.id, operation: transaction.operation.rawValue, authenticatorId: use.id)

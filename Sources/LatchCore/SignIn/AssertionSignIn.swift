@@ -14,7 +14,7 @@ public struct VerifiedSignIn: Sendable {
     /// a counter that is not greater than the stored one refuses the sign-in).
     public var advancesSignCount: (keyID: String, signCount: UInt32)?
     /// A FIDO authenticator whose counter moves to `signCount` in the same transaction (compare-and-set).
-    public var usesAuthenticator: (id: String, signCount: UInt32, failedAttempts: Int)?
+    public var usesAuthenticator: (id: String, signCount: UInt32, failedAttempts: Int?)?
     /// The registered device sign-in key that signed the assertion, for attested DPoP (the proof key must be it).
     public var deviceKey: DeviceKey?
     /// The RFC 7638 thumbprint of a DPoP key the sign-in's attested key vouched for (App Attest: `dpop_jkt` in the
@@ -23,7 +23,7 @@ public struct VerifiedSignIn: Sendable {
 
     public init(
         user: User, amr: [String], consumes: SingleUse, updatedClaims: [String: JSONValue]? = nil,
-        advancesSignCount: (keyID: String, signCount: UInt32)? = nil, usesAuthenticator: (id: String, signCount: UInt32, failedAttempts: Int)? = nil
+        advancesSignCount: (keyID: String, signCount: UInt32)? = nil, usesAuthenticator: (id: String, signCount: UInt32, failedAttempts: Int?)? = nil
     ) {
         self.usesAuthenticator = usesAuthenticator
         self.user = user

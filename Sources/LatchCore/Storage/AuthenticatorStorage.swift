@@ -58,7 +58,9 @@ public protocol AuthenticatorWrites {
     /// Moves an authenticator's counter to `signCount`, records its use and clears its failures, in one
     /// compare-and-set: refuses when the stored counter is not smaller — unless both are 0 (an authenticator that
     /// keeps no counter) — or the failure count is no longer `failedAttempts` (a concurrent wrong PIN counted first).
-    func recordAuthenticatorUse(id: String, signCount: UInt32, failedAttempts: Int, at: Int64, ifChanged refusal: any Error & Sendable)
+    /// `failedAttempts` nil clears whatever count there is: a PIN authenticator's verified attempt, whose lockout its
+    /// reservation already enforced (concurrent right PINs must not refuse each other for moving the count).
+    func recordAuthenticatorUse(id: String, signCount: UInt32, failedAttempts: Int?, at: Int64, ifChanged refusal: any Error & Sendable)
     /// Renames one of a user's authenticators; refuses when the user has none with this id.
     func renameAuthenticator(id: String, userID: String, name: String, ifMissing refusal: any Error & Sendable)
     /// Deletes one of a user's authenticators; refuses when the user has none with this id.

@@ -44,7 +44,13 @@ public struct WebAuthnGrant: TokenGrant {
         let signIn = VerifiedSignIn(
             user: checked.user, amr: Self.methods(checked.authenticator, model: checked.model, userVerified: checked.asserted.userVerified),
             consumes: ceremony.consumes, usesAuthenticator: checked.use)
-        return try await sessions.open(signIn, client: request.client, scope: scope, now: now, dpop: request.dpop)
+        do {
+            return try await sessions.open(signIn, client: request.client, scope: scope, now: now, dpop: request.dpop)
+        } catch {
+            // Verified, then refused (the ceremony raced, …): the PIN was right, so its reserved attempt goes back.
+            await fido.releaseVerifiedPinAttempt(checked)
+            throw error
+        }
     }
 
     /// RFC 8176 `amr`: the Latch SDK model's methods (`pin`, `face`, `fpt` and the key's kind), else `hwk` or `swk`
