@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import LatchAttestation
+@testable import LatchAttestation
 import LatchJOSE
 import LatchModel
 import SwiftASN1
@@ -157,17 +157,8 @@ import X509
 /// StrongBox leaves whose `ecdsa-with-SHA256` AlgorithmIdentifier carries an explicit NULL (swift-certificates
 /// rejects it; RFC 5758 §3.2 says to omit the parameters).
 @Suite struct NullSignatureParameterTests {
-    /// A DER TLV.
-    static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
-        guard content.count >= 128 else { return [tag, UInt8(content.count)] + content }
-        var length: [UInt8] = []
-        var remaining = content.count
-        while remaining > 0 {
-            length.insert(UInt8(remaining & 0xFF), at: 0)
-            remaining >>= 8
-        }
-        return [tag, 0x80 | UInt8(length.count)] + length + content
-    }
+    /// A DER TLV (the encoder the parser's NULL-stripping uses).
+    static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] { NullSignatureParameters.encoded(tag, content) }
 
     static let ecdsaSHA256: [UInt8] = [0x30, 0x0A, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x04, 0x03, 0x02]
     static let ecdsaSHA256Null: [UInt8] = [0x30, 0x0C, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x04, 0x03, 0x02, 0x05, 0x00]
