@@ -85,13 +85,21 @@ extension PostgresTransaction: EventWrites {
             """)
     }
 
-    /// Seals in commit order. Why the order is safe: a record carries its transaction's id (`txid`), and the sealer
-    /// takes only records whose `txid` is below the `xmin` of its own statement's snapshot — every transaction with
-    /// a smaller id has finished (committed, so its rows are visible to that same snapshot, or rolled back, so they
-    /// are gone), and every transaction still running, or yet to start, has an id at or above it and is sealed in
-    /// a later pass. Records are linked in `(txid, seq)` order: if unit A committed before unit B began, A got its id
-    /// before B did, so A's records come first in the chain — the chain's order is consistent with commits. A long
-    /// transaction (on any database of the cluster) holds `xmin` back and delays sealing, never reorders it.
+    /// Seals in commit order. A record carries its transaction's id (`txid`); a pass seals only records whose `txid`
+    /// is below a *bound* computed from its own statement's snapshot: the smallest id among the transactions that
+    /// snapshot saw running (`pg_snapshot_xip`) — leaving out those positively known to belong to another database of
+    /// the cluster, which cannot write this table — or else the snapshot's `xmax`. Every transaction of this database
+    /// with a smaller id had finished when the snapshot was taken: committed (its rows are visible to that same
+    /// snapshot) or rolled back (they are gone). Every one still running, or yet to start, has an id at or above the
+    /// bound and is sealed in a later pass. Records are linked in `(txid, seq)` order: if unit A committed before unit
+    /// B began, A got its id before B did, so A's records come first — the chain's order is consistent with commits.
+    ///
+    /// Which database a running transaction belongs to comes from `pg_stat_activity` (its `backend_xid` and `datid`
+    /// are visible to every role), read after the snapshot was taken: a transaction of this database that finished in
+    /// between is not found there and so still counts (conservative), as does one whose backend is hidden or a
+    /// prepared transaction. The cluster-wide `xmin` alone would do too, but then any long transaction on *another*
+    /// database of a shared cluster — a `CREATE DATABASE`, a batch job — would stall sealing for its whole length. A
+    /// long transaction on this database still delays sealing; it never reorders it.
     func sealAudit(limit: Int) -> WriteResult<Int?> {
         let result = WriteResult<Int?>(0)
         let chain = auditChain
@@ -102,8 +110,17 @@ extension PostgresTransaction: EventWrites {
             }
             let pending = try await connection.run(
                 """
-                SELECT \(unescaped: PostgresStore.auditColumnList) FROM audit_log
-                WHERE position IS NULL AND txid < pg_snapshot_xmin(pg_current_snapshot())
+                WITH snapshot AS (SELECT pg_current_snapshot() AS s),
+                bound AS (
+                    SELECT LEAST(pg_snapshot_xmax(s), (
+                        SELECT min(x) FROM pg_snapshot_xip(s) AS x
+                        WHERE NOT EXISTS (
+                            SELECT 1 FROM pg_stat_activity AS a
+                            WHERE a.backend_xid = x::xid AND a.datid <> (SELECT oid FROM pg_database WHERE datname = current_database()))
+                    )) AS b FROM snapshot
+                )
+                SELECT \(unescaped: PostgresStore.auditColumnList) FROM audit_log, bound
+                WHERE position IS NULL AND txid < bound.b
                 ORDER BY txid, seq LIMIT \(limit)
                 """
             ).all(PostgresStore.AuditRow.self).map(PostgresStore.auditRecord)

@@ -105,7 +105,7 @@ public enum StoreConformance {
 
     /// Handle `index` of the pair, alternating, so concurrent tasks split across both.
     /// Seals until no record is left unsealed, at most 20 s; how many it sealed. PostgreSQL seals only records whose
-    /// every earlier transaction in the cluster has finished, and other tests' transactions hold that back a moment.
+    /// every earlier transaction on their database has finished, and the test's own racing units hold that back a moment.
     public static func sealAll(_ store: any LatchStore, batch: Int = 1000) async throws -> Int {
         var sealed = 0
         let deadline = ContinuousClock.now + .seconds(20)

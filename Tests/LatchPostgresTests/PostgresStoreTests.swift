@@ -111,6 +111,29 @@ struct PostgresStoreTests {
         }
     }
 
+    @Test("Sealing waits for a running transaction of its own database, never for one of another database on the cluster")
+    func sealingBoundIsPerDatabase() async throws {
+        let admin = try #require(PostgresTestDatabase.adminURL)
+        try await PostgresTestDatabase.withFresh { url in
+            try await PostgresStore.withRunning(url: url, poolSize: 2, operationTimeout: .seconds(30)) { store in
+                @Sendable func event(_ id: String) -> SecurityEvent { SecurityEvent(id: id, at: 5, kind: .userDeleted, actor: "system") }
+                // A transaction holding an id on another database (`postgres`): the record is sealed all the same.
+                try await PostgresTestDatabase.holdingTransaction(on: admin) {
+                    try await store.record(event("e1"))
+                    #expect(try await StoreConformance.sealAll(store) == 1)
+                }
+                // One on this database, begun first: the record written after it waits until it ends, then is sealed.
+                try await PostgresTestDatabase.holdingTransaction(on: url) {
+                    try await store.record(event("e2"))
+                    for _ in 0..<3 { #expect(try await store.sealAudit() ?? 0 == 0) }
+                    #expect(try await store.unsealedAudit(after: 0, limit: 10).map(\.event.id) == ["e2"])
+                }
+                #expect(try await StoreConformance.sealAll(store) == 1)
+                #expect(try await store.auditChain(after: 0, limit: 10).map(\.event.id) == ["e1", "e2"])
+            }
+        }
+    }
+
     @Test("A schema newer than the binary is refused")
     func newerSchemaRefused() async throws {
         try await PostgresTestDatabase.withFresh { url in

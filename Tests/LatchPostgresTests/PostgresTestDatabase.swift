@@ -44,6 +44,24 @@ enum PostgresTestDatabase {
         }
     }
 
+    /// Runs `body` while a transaction on the database at `url` holds a transaction id (it wrote nothing; it asked for
+    /// its id), then commits it.
+    static func holdingTransaction(on url: String, _ body: () async throws -> Void) async throws {
+        let client = PostgresClient(configuration: try PostgresStore.configuration(url: url, poolSize: 1))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            try await client.withConnection { connection in
+                try await connection.query("BEGIN", logger: logger)
+                _ = try await connection.query("SELECT pg_current_xact_id()", logger: logger)
+                try await body()
+                try await connection.query("COMMIT", logger: logger)
+            }
+            group.cancelAll()
+        }
+    }
+
+    private static let logger = Logger(label: "test-postgres")
+
     /// Runs one statement as the admin user.
     static func adminQuery(_ url: String, _ sql: String) async throws {
         let client = PostgresClient(configuration: try PostgresStore.configuration(url: url, poolSize: 1))
