@@ -95,6 +95,25 @@ struct SQLiteStoreTests {
         #expect(try await store.signingCertificates().map(\.owner) == [AdminAccount.rootID, AdminAccount.rootID])
     }
 
+    @Test("The writer and checkpoint threads carry their names where the system shows them (top -H, perf, /proc)")
+    func threadNames() async throws {
+        #if os(Linux)
+        func names() -> Set<String> {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            return Set(tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+                .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        }
+        try await withStore { _, _ in
+            // The checkpoint thread names itself when it first runs: wait for that, at most 5 s.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while !names().isSuperset(of: ["latch-db-writer", "latch-db-ckpt"]), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(names().isSuperset(of: ["latch-db-writer", "latch-db-ckpt"]), "\(names().sorted())")
+        }
+        #endif
+    }
+
     @Test("A fresh database has no admin account until the first token is stored with the built-in owner")
     func freshAdminAccounts() async throws {
         try await withStore { store, _ in

@@ -1,3 +1,4 @@
+import CLatchSQLiteShim
 import Foundation
 import Logging
 
@@ -18,6 +19,7 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         try handle.execute("PRAGMA busy_timeout = 5000;")
         exited.enter()
         let thread = Thread { [self] in
+            nameCurrentThread("latch-db-ckpt")
             defer {
                 // A last checkpoint, so a clean shutdown leaves little in the WAL.
                 _ = try? handle.query("PRAGMA wal_checkpoint(PASSIVE)")
@@ -37,7 +39,6 @@ final class SQLiteCheckpointer: @unchecked Sendable {
                 }
             }
         }
-        thread.name = "latch-db-ckpt"
         thread.start()
     }
 
@@ -48,4 +49,10 @@ final class SQLiteCheckpointer: @unchecked Sendable {
         condition.unlock()
         exited.wait()
     }
+}
+
+/// Names the calling thread where the system shows it. Foundation's `Thread.name` does not reach the system on
+/// Linux, so a database thread would show as the dispatch worker that created it.
+func nameCurrentThread(_ name: String) {
+    latch_name_current_thread(name)
 }
