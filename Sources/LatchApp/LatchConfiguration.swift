@@ -538,7 +538,19 @@ public struct LatchConfiguration: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError(key: "--config", source: path, problem: "cannot be read: check the path and its permissions")
         }
-        guard case .object(let root)? = try? JSONValue.parse(data) else {
+        let parsed: JSONValue
+        do {
+            parsed = try JSONValue.parse(data)
+        } catch {
+            // Where, as an editor shows it: a trailing comma or a comment is the usual culprit.
+            let before = data.prefix(error.offset)
+            let line = before.count { $0 == UInt8(ascii: "\n") } + 1
+            let column = before.count - (before.lastIndex(of: UInt8(ascii: "\n")).map { before.distance(from: before.startIndex, to: $0) + 1 } ?? 0) + 1
+            throw ConfigurationError(
+                key: "--config", source: path,
+                problem: "is not valid JSON: \(error.reason) at line \(line), column \(column) (JSON allows no trailing commas or comments)")
+        }
+        guard case .object(let root) = parsed else {
             throw ConfigurationError(key: "--config", source: path, problem: "is not a JSON object (keys as in docs/configuration.md)")
         }
         func walk(_ object: [String: JSONValue], prefix: String) throws {

@@ -137,7 +137,7 @@ struct AttestationCommand: AsyncParsableCommand {
         @Option(help: "The attestation challenge, hex.") var challenge: String
         @Option(help: "The app's package name (checks the application id).") var package: String?
         @Option(help: "SHA-256 of a signing certificate allowed for --package, hex (repeatable).") var signatureDigest: [String] = []
-        @Option(help: "software, tee (default) or strongbox.") var minSecurityLevel = "tee"
+        @Option(help: "software, tee or strongbox.") var minSecurityLevel = "tee"
         @Flag(help: "Require a verified boot and a locked bootloader.") var requireVerifiedBoot = false
         @Option(help: "Verification time, ISO 8601 (default now).") var at: String?
         @Option(help: "PEM root(s) instead of Google's hardware attestation roots (repeatable).") var root: [String] = []

@@ -26,7 +26,7 @@ struct Device: AsyncParsableCommand {
     struct Options: ParsableArguments {
         @Option(help: "Latch base URL (env LATCH_SERVER; default http://127.0.0.1:8080).")
         var server: String?
-        @Option(help: "Folder of the device's keys and tokens (default ./latch-device).")
+        @Option(help: "Folder of the device's keys and tokens.")
         var stateDir: String = "./latch-device"
         @Option(help: "The app's client id (default: from --config, else 'default').")
         var clientId: String?
@@ -138,7 +138,7 @@ struct Device: AsyncParsableCommand {
         @Option(help: "Simulated device attestation: app-attest, android-key or play-integrity (needs --test-root).") var attest: String?
         @Option(help: "Folder of `latch admin attestation test-root create` (root.pem, root.key, play-integrity.json).") var testRoot: String?
         @Option(help: "App Attest: the App ID TEAMID.bundleId registered on the client.") var appId: String?
-        @Option(help: "App Attest: production (default) or development.") var environment = "production"
+        @Option(help: "App Attest: production or development.") var environment = "production"
         @Option(help: "Android: the package name registered on the client.") var package: String?
         @Option(help: "Android: SHA-256 (hex) of the app's signing certificate, registered on the client.") var signingCertificate: String?
         @Option(help: "PEM test registration key (latch admin test-keys create --out).") var testKey: String?
@@ -154,6 +154,13 @@ struct Device: AsyncParsableCommand {
             name: .customLong("data"),
             help: "With --custom: the data of the next hook call (a JSON object, or a value for \"code\"); repeatable, used in order.")
         var customData: [String] = []
+
+        /// What a registration needs, all four ways.
+        static let oneProof = """
+            give one way to register: --test-key FILE (a test registration key), --fsso-key FILE with --issuer, --kid and \
+            --username (a custom federated issuer), --attest app-attest|android-key|play-integrity with --test-root DIR \
+            (simulated attestation), or --custom ID (a custom identity provider; `latch device custom-providers` lists them)
+            """
 
         func validate() throws {
             if let custom {
@@ -182,7 +189,7 @@ struct Device: AsyncParsableCommand {
                 }
                 return
             }
-            guard (testKey == nil) != (fssoKey == nil) else { throw ValidationError("give either --test-key or --fsso-key") }
+            guard (testKey == nil) != (fssoKey == nil) else { throw ValidationError(Self.oneProof) }
             if fssoKey != nil, issuer == nil || kid == nil || username == nil {
                 throw ValidationError("--fsso-key needs --issuer, --kid and --username")
             }
@@ -234,7 +241,7 @@ struct Device: AsyncParsableCommand {
                     registered = try await client.registerWithAuthenticationProvider(federated)
                     try JSONEncoder().encode(saved).write(to: options.providerFile)
                 } else {
-                    throw ValidationError("give either --test-key or --fsso-key")
+                    throw ValidationError(Self.oneProof)
                 }
                 print("registered \(registered)" + (userID.map { " (user id \($0))" } ?? ""))
             }

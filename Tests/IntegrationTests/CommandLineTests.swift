@@ -21,6 +21,10 @@ struct CommandLineTests {
         try Data(#"{"tokens": {"acessLifetime": 60}}"#.utf8).write(to: URL(fileURLWithPath: directory.path + "/latch.json"))
         let misspelled = try await latch(["keys", "list", "--data-dir", data, "--config", directory.path + "/latch.json"])
         #expect(misspelled.0 == 2 && misspelled.1.contains("tokens.acessLifetime") && misspelled.1.contains("is not a Latch setting"), "\(misspelled.1)")
+        // A trailing comma: where it is, as an editor counts (line 3, column 1: the `}` after it).
+        try Data("{\n  \"tokens\": {\"accessLifetime\": 60},\n}\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/comma.json"))
+        let comma = try await latch(["keys", "list", "--data-dir", data, "--config", directory.path + "/comma.json"])
+        #expect(comma.0 == 2 && comma.1.contains("is not valid JSON") && comma.1.contains("at line 3, column 1"), "\(comma.1)")
         // A misspelled environment variable stops the start too (it was ignored, leaving test keys on).
         let typo = "LATCH_REGISTRATION_" + "TESTKEYS"
         let unknown = try await latch(["serve", "--port", "0", "--data-dir", data], environment: [typo: "false"])
@@ -79,6 +83,22 @@ struct CommandLineTests {
         #expect(development.log.contains("development mode") && development.log.contains("test registration keys are on"), "\(development.log)")
     }
 
+    @Test("--help never says a default twice: an option with a default value leaves it out of its own help text")
+    func helpDefaults() async throws {
+        let (status, dump) = try await latch(["--experimental-dump-help"])
+        #expect(status == 0)
+        func repeated(_ command: JSONValue, _ path: String) -> [String] {
+            let here = (command["arguments"]?.arrayValue ?? []).compactMap { argument -> String? in
+                guard argument["defaultValue"] != nil, let help = argument["abstract"]?.stringValue, help.lowercased().contains("default") else { return nil }
+                return "\(path) \(argument["valueName"]?.stringValue ?? "?"): \(help)"
+            }
+            return here + (command["subcommands"]?.arrayValue ?? []).flatMap { repeated($0, path + " " + ($0["commandName"]?.stringValue ?? "?")) }
+        }
+        let root = try #require(try? JSONValue.parse(Data(dump.utf8))["command"])
+        #expect(repeated(root, "latch").isEmpty, "\(repeated(root, "latch"))")
+        #expect((root["subcommands"]?.arrayValue ?? []).count > 5)
+    }
+
     @Test("latch --version prints latch and the version the SDK sends and the changelog's newest release names")
     func version() async throws {
         let (status, output) = try await latch(["--version"])
@@ -102,6 +122,11 @@ struct CommandLineTests {
         let missing = try await latch(["device", "register", "--test-key", directory.path + "/missing.pem", "--name", "x", "--state-dir", directory.path + "/state"])
         #expect(missing.0 == 2 && missing.1.contains("--test-key") && missing.1.contains("no such file") && !missing.1.contains("NSCocoaErrorDomain"), "\(missing.1)")
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/state"))
+        // No proof at all: every way to register is named, not two of four.
+        let none = try await latch(["device", "register", "--state-dir", directory.path + "/state"])
+        #expect(
+            none.0 == 2 && ["--test-key", "--fsso-key", "--attest", "--custom"].allSatisfy { none.1.contains($0) } && !none.1.contains("give either"),
+            "\(none.1)")
         let blocked = directory.path + "/a-file"
         try Data().write(to: URL(fileURLWithPath: blocked))
         let folder = try await latch(["serve", "--port", "0", "--data-dir", blocked + "/data"])
