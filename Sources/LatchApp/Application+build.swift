@@ -63,6 +63,8 @@ struct LatchHTTPService: Service, CustomStringConvertible {
                 """
                 ┌ Latch generated the bootstrap admin token. It is shown only now; store it safely:
                 │ LATCH_ADMIN_TOKEN=\(token)
+                │ Next: `latch admin bootstrap --username you --data-dir \(configuration.dataDirectory) --issuer \(configuration.issuerURL)`
+                │ prints a link to enroll a passkey for the web console; the admin API (docs/api.md) takes the token above.
                 └
                 """)
         }

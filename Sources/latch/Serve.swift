@@ -72,6 +72,9 @@ struct Serve: AsyncParsableCommand {
         let latch = try await buildLatch(configuration: configuration, logger: logger) { port in
             // One line a script can wait for.
             print("latch listening on http://\(configuration.host):\(port)")
+            // Which deployment this is: the data folder holds its keys (and, without database.url, its database).
+            let folder = URL(fileURLWithPath: configuration.dataDirectory).standardizedFileURL.path
+            print(configuration.databaseURL == nil ? "data: SQLite in \(folder)" : "data: PostgreSQL (database.url); key files in \(folder)")
             fflush(nil)
         }
         try await latch.run()

@@ -430,6 +430,14 @@ struct LiveServerTests {
         let line = try #require(first.log.split(separator: "\n").first { $0.contains("LATCH_ADMIN_TOKEN=") })
         let token = String(line.split(separator: "=").last!)
         #expect(try await http("GET", first.base + "/admin/v1/users", bearer: token).0 == 200)
+        // It names its data folder, and the next step runs as printed: a console enrollment link for this issuer.
+        let folder = URL(fileURLWithPath: directory.path + "/data").standardizedFileURL.path
+        #expect(first.log.contains("data: SQLite in \(folder)"), "\(first.log)")
+        let next = try #require(first.log.split(separator: "\n").first { $0.contains("Next: `latch admin bootstrap") })
+        let command = try #require(next.split(separator: "`").dropFirst().first).split(separator: " ").map(String.init)
+        #expect(command.first == "latch" && command.contains("--issuer"))
+        let (status, output) = try await run(try latchExecutable().path, Array(command.dropFirst()), environment: ["LATCH_ADMIN_TOKEN": ""])
+        #expect(status == 0 && output.contains("/console/enroll"), "\(output)")
         _ = try await first.terminate()
         let second = try LatchServer(dataDirectory: directory.path + "/data", port: port, environment: ["LATCH_ADMIN_TOKEN": ""])
         try await second.waitUntilListening()
