@@ -851,6 +851,20 @@ def walk(args, results, browsers):
     results.check(all(row.get_attribute("id").startswith("record-") for row in rows), "10: an audit row without id record-<seq>")
     if rows:
         driver.execute_script("document.getElementById('audit-table').scrollIntoView()")
+        # Record numbers and addresses render on one line each (they once broke mid-word): one line box per cell text.
+        broken = driver.execute_script("""
+            const out = [];
+            for (const row of document.querySelectorAll('#audit-table tbody tr')) {
+              for (const n of [1, 8]) {
+                const cell = row.querySelector('td:nth-child(' + n + ')');
+                if (!cell || !cell.textContent.trim()) continue;
+                const range = document.createRange(); range.selectNodeContents(cell);
+                const lines = new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top)));
+                if (lines.size > 1) out.push(cell.textContent.trim());
+              }
+            }
+            return out;""")
+        results.check(not broken, "10: audit cells broken across lines: %r" % broken)
     shoot(driver, results, args.out, "12-audit.png", ["Audit log", "admin.signing_keys.rotate", "admin.admins.create", actor_prefix],
           issuer, area="audit")
 

@@ -148,7 +148,8 @@ enum ConsoleTemplates {
         .empty, small { color: var(--muted); }
         #audit-table { font-size: .82rem; }
         #audit-table td { word-break: normal; overflow-wrap: anywhere; }
-        #audit-table td:nth-child(2), #audit-table td:nth-child(3) { white-space: nowrap; }
+        /* Numbers, times, kinds and addresses never break mid-word: the section scrolls sideways instead. */
+        #audit-table td:nth-child(1), #audit-table td:nth-child(2), #audit-table td:nth-child(3), #audit-table td:nth-child(8) { white-space: nowrap; overflow-wrap: normal; }
         .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
         img { image-rendering: pixelated; background: #fff; padding: 8px; }
         @media (max-width: 40rem) { main { padding: 0 .5rem; } section { padding: .75rem; } }
