@@ -4,10 +4,10 @@ import LatchClient
 // Ship the configuration file `latch admin client-config --client-id ios-app` printed with the app.
 let configuration = try LatchClientConfiguration.load(from: URL(fileURLWithPath: "latch-client.json"))
 
-// On Linux or the command line, keys and tokens live in 0600 files under a folder per namespace.
+// On Linux or the command line, keys and tokens live in 0600 files under a folder per namespace — here beside
+// the configuration, in ./latch-state (an app picks its own data folder).
 // On iOS and macOS use KeychainKeyStore(namespace: configuration.namespace) instead: see docs/ios.md.
-let keyStore = try FileKeyStore(
-    root: URL(fileURLWithPath: NSHomeDirectory()).appendingPathComponent(".latch"), namespace: configuration.namespace)
+let keyStore = try FileKeyStore(root: URL(fileURLWithPath: "latch-state"), namespace: configuration.namespace)
 let client = try UserClient(configuration: configuration, keyStore: keyStore)
 
 // Watch the sign-in status (e.g. to show the sign-in screen when a session ends elsewhere).
