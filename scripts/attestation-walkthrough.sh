@@ -4,9 +4,9 @@
 # First (offline):  latch admin attestation test-root create --out test-root
 # Then serve with:  LATCH_ATTESTATION_TEST_ROOT=test-root/root.pem swift run latch serve   (test keys stay on)
 # Then:             LATCH_ADMIN_TOKEN=<token> TEST_ROOT=test-root scripts/attestation-walkthrough.sh
-# Env: LATCH_SERVER (default http://127.0.0.1:8080), LATCH (the latch executable; default `swift run latch`), WORK.
+# Env: LATCH_SERVER (default http://localhost:8080), LATCH (the latch executable; default `swift run latch`), WORK.
 set -euo pipefail
-export LATCH_SERVER=${LATCH_SERVER:-http://127.0.0.1:8080}
+export LATCH_SERVER=${LATCH_SERVER:-http://localhost:8080}
 : "${LATCH_ADMIN_TOKEN:?set LATCH_ADMIN_TOKEN to the admin token latch printed at first start}"
 : "${TEST_ROOT:?set TEST_ROOT to the folder of latch admin attestation test-root create}"
 LATCH=${LATCH:-swift run latch}

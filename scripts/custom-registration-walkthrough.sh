@@ -8,7 +8,7 @@
 # Build first (`swift build`: latch and both hooks), start Latch with loopback hooks allowed, then:
 #   LATCH_HOOKS_ALLOW_PRIVATE_ADDRESSES=true .build/debug/latch serve
 #   LATCH_ADMIN_TOKEN=<the token latch printed> scripts/custom-registration-walkthrough.sh
-# Env: LATCH_SERVER (default http://127.0.0.1:8080), LATCH (the latch executable; default .build/debug/latch), WORK,
+# Env: LATCH_SERVER (default http://localhost:8080), LATCH (the latch executable; default .build/debug/latch), WORK,
 # HOOKS (the folder of the built SMSHook and InvitationHook; default: beside $LATCH, else .build/debug).
 set -euo pipefail
 # The built latch by default: the hooks must be built anyway, and `swift run` cannot find the package from $WORK.

@@ -2,9 +2,9 @@
 # The README's device walkthrough: `latch device` (the SDK on the command line) against a running `latch serve`.
 # Start Latch first (`swift run latch serve`), then:
 #   LATCH_ADMIN_TOKEN=<the token latch printed> scripts/device-walkthrough.sh
-# Env: LATCH_SERVER (default http://127.0.0.1:8080), LATCH (the latch executable; default `swift run latch`), WORK.
+# Env: LATCH_SERVER (default http://localhost:8080), LATCH (the latch executable; default `swift run latch`), WORK.
 set -euo pipefail
-export LATCH_SERVER=${LATCH_SERVER:-http://127.0.0.1:8080}
+export LATCH_SERVER=${LATCH_SERVER:-http://localhost:8080}
 : "${LATCH_ADMIN_TOKEN:?set LATCH_ADMIN_TOKEN to the admin token latch printed at first start}"
 LATCH=${LATCH:-swift run latch}
 WORK=${WORK:-$(mktemp -d)}

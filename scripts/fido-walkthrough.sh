@@ -4,7 +4,7 @@
 # Five wrong PINs lock the authenticator at the server; an admin unlocks it. Start Latch with
 # `LATCH_FIDO_PIN_COOL_DOWNS=0` (no waits between wrong PINs, for the demo), then:
 #   LATCH_ADMIN_TOKEN=<the token latch printed> scripts/fido-walkthrough.sh
-# Env: LATCH_SERVER (default http://127.0.0.1:8080), LATCH (the latch executable; default `swift run latch`), WORK.
+# Env: LATCH_SERVER (default http://localhost:8080), LATCH (the latch executable; default `swift run latch`), WORK.
 set -euo pipefail
 source "$(cd "$(dirname "$0")" && pwd)/walkthrough-common.sh"
 

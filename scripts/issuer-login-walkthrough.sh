@@ -5,9 +5,9 @@
 # issuer token is added to the session; logout-all ends every session of those consumers, and introspection and
 # Latch's own endpoints refuse them at once. Start Latch first (`swift run latch serve`), then:
 #   LATCH_ADMIN_TOKEN=<the token latch printed> scripts/issuer-login-walkthrough.sh
-# Env: LATCH_SERVER (default http://127.0.0.1:8080), LATCH_ADMIN_TOKEN, WORK (a folder for keys and tokens).
+# Env: LATCH_SERVER (default http://localhost:8080), LATCH_ADMIN_TOKEN, WORK (a folder for keys and tokens).
 set -euo pipefail
-LATCH_SERVER=${LATCH_SERVER:-http://127.0.0.1:8080}
+LATCH_SERVER=${LATCH_SERVER:-http://localhost:8080}
 : "${LATCH_ADMIN_TOKEN:?set LATCH_ADMIN_TOKEN to the admin token latch printed at first start}"
 WORK=${WORK:-$(mktemp -d)}
 cd "$WORK"

@@ -3,7 +3,7 @@
 # the SDK) redeems what zbarimg reads from the PNG, the backend polls the status; then an approval, a denial, a token
 # redeemed twice, and device linking from the signed-in phone to a tablet. Start Latch, then:
 #   LATCH_ADMIN_TOKEN=<the token latch printed> scripts/oob-walkthrough.sh
-# Env: LATCH_SERVER (default http://127.0.0.1:8080), LATCH (the latch executable; default `swift run latch`), WORK.
+# Env: LATCH_SERVER (default http://localhost:8080), LATCH (the latch executable; default `swift run latch`), WORK.
 set -euo pipefail
 source "$(cd "$(dirname "$0")" && pwd)/walkthrough-common.sh"
 scan() {  # scan FILE.png: the QR code's text, read by zbarimg (QR codes only)

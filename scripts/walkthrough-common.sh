@@ -1,7 +1,7 @@
 # Sourced by the walkthroughs that drive a running `latch serve` with the CLI: the server, the admin token, the
 # latch executable, a work folder (entered), SCRIPTS (this folder) and `expect_exit`.
-# Env: LATCH_SERVER (default http://127.0.0.1:8080), LATCH_ADMIN_TOKEN (required), LATCH (default `swift run latch`), WORK.
-export LATCH_SERVER=${LATCH_SERVER:-http://127.0.0.1:8080}
+# Env: LATCH_SERVER (default http://localhost:8080), LATCH_ADMIN_TOKEN (required), LATCH (default `swift run latch`), WORK.
+export LATCH_SERVER=${LATCH_SERVER:-http://localhost:8080}
 : "${LATCH_ADMIN_TOKEN:?set LATCH_ADMIN_TOKEN to the admin token latch printed at first start}"
 LATCH=${LATCH:-swift run latch}
 WORK=${WORK:-$(mktemp -d)}

@@ -2,9 +2,9 @@
 # The README's five-minute walkthrough, runnable: curl + openssl (+ python3 for the third-party check).
 # Start Latch first (`swift run latch serve`), then:
 #   LATCH_ADMIN_TOKEN=<the token latch printed> scripts/walkthrough.sh
-# Env: LATCH (default http://127.0.0.1:8080), LATCH_ADMIN_TOKEN, WORK (a folder for keys and tokens).
+# Env: LATCH (default http://localhost:8080), LATCH_ADMIN_TOKEN, WORK (a folder for keys and tokens).
 set -euo pipefail
-LATCH=${LATCH:-http://127.0.0.1:8080}
+LATCH=${LATCH:-http://localhost:8080}
 WORK=${WORK:-$(mktemp -d)}
 : "${LATCH_ADMIN_TOKEN:?set LATCH_ADMIN_TOKEN to the admin token latch printed at first start}"
 SCRIPTS=$(cd "$(dirname "$0")" && pwd)

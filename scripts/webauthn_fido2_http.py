@@ -16,8 +16,8 @@ credential fido2 made becomes a new user's first authenticator (registration typ
 with it as a discoverable credential.
 
     python3 -m pip install fido2==2.2.1
-    python3 scripts/webauthn_fido2_http.py --server http://127.0.0.1:8080 --access-token TOKEN --user-id USERID \\
-        [--origin http://127.0.0.1:8080] [--rp-id 127.0.0.1]
+    python3 scripts/webauthn_fido2_http.py --server http://localhost:8080 --access-token TOKEN --user-id USERID \\
+        [--origin http://localhost:8080] [--rp-id localhost]
 
 Prints one "ok: ..." line per step; at the first unexpected answer, "FAIL: ..." and exit status 1 (3: no fido2).
 """
@@ -287,7 +287,7 @@ def sign_up(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", required=True, help="Latch base URL, e.g. http://127.0.0.1:8080")
+    parser.add_argument("--server", required=True, help="Latch base URL, e.g. http://localhost:8080")
     parser.add_argument("--access-token", required=True, help="a signed-in user's access token")
     parser.add_argument("--user-id", required=True, help="that user's id (the access token's sub)")
     parser.add_argument("--origin", help="WebAuthn origin (default: the server URL's scheme://host:port)")

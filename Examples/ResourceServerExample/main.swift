@@ -1,6 +1,6 @@
 // A backend (resource server) whose routes need a Latch access token: Bearer, or DPoP-bound with a proof.
 //
-//   LATCH_ISSUER=http://127.0.0.1:8080 swift run ResourceServerExample
+//   LATCH_ISSUER=http://localhost:8080 swift run ResourceServerExample
 //
 // Environment: LATCH_ISSUER (required: Latch's issuer), LATCH_AUDIENCE (Latch's access-token audience, default the issuer
 // like Latch's own default), LATCH_JWKS_URL

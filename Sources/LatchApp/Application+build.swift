@@ -14,11 +14,14 @@ import UnixSignals
 /// `latch serve` runs it with SIGTERM / SIGINT as graceful shutdown: the server stops taking connections and
 /// finishes the requests in flight, housekeeping stops, then the store closes.
 public func buildLatch(
-    configuration: LatchConfiguration, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    configuration given: LatchConfiguration, logger: Logger, onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
 ) async throws -> ServiceGroup {
+    var configuration = given
     // Before anything is created or printed: a port in use must not leave a new deployment (and a bootstrap
-    // token printed for it) behind.
-    try await checkCanListen(host: configuration.host, port: configuration.port)
+    // token printed for it) behind. Port 0 without a configured issuer picks the free port now, so the default
+    // issuer (`http://localhost:<port>`) names the port actually listened on.
+    let free = try await checkCanListen(host: configuration.host, port: configuration.port)
+    if configuration.port == 0, configuration.issuer == nil { configuration.port = free }
     // `production` refuses development settings; otherwise they are listed once, as a warning.
     try configuration.checkProduction()
     if !configuration.production, !configuration.developmentModeSettings.isEmpty {
@@ -116,8 +119,9 @@ struct LatchHTTPService: Service, CustomStringConvertible {
 /// Binds `host:port` the way the server will (SO_REUSEADDR) without listening, and lets go at once; refuses naming
 /// `http.port` when another process holds it or the address is not this machine's. Not listening matters: a client
 /// connecting in that instant must be refused, not accepted onto a socket nobody serves (it would wait forever).
-func checkCanListen(host: String, port: Int) async throws {
-    guard port != 0 else { return }
+/// Binds `host:port` once and lets go; returns the port bound (a free one for port 0).
+@discardableResult
+func checkCanListen(host: String, port: Int) async throws -> Int {
     func refuse(_ reason: String) -> ConfigurationError {
         ConfigurationError(
             key: "http.port", problem: "\(host):\(port) cannot be listened on (\(reason)): another process has it, or the address is not this machine's; choose --port / --host")
@@ -136,4 +140,18 @@ func checkCanListen(host: String, port: Int) async throws {
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
     let bound = address.withSockAddr { pointer, length in bind(fd, pointer, socklen_t(length)) }
     guard bound == 0 else { throw refuse(String(cString: strerror(errno))) }
+    var storage = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let named = withUnsafeMutablePointer(to: &storage) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    guard named == 0 else { throw refuse(String(cString: strerror(errno))) }
+    let network: UInt16 = withUnsafePointer(to: &storage) {
+        if family == AF_INET6 {
+            $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port }
+        } else {
+            $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port }
+        }
+    }
+    return Int(UInt16(bigEndian: network))
 }

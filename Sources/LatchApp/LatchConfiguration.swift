@@ -23,7 +23,7 @@ import LatchModel
 /// | `database.url` | none: SQLite in `data.dir` | `postgres://user:password@host:port/db`: the scale-out store (`--database`) |
 /// | `database.poolSize` | `16` | PostgreSQL connections per replica |
 /// | `database.timeout` | `5` | seconds a PostgreSQL operation may take before the request answers 503 |
-/// | `issuer` | `http://<host>:<port>` | public base URL; the `iss` of every token |
+/// | `issuer` | `http://localhost:<port>` (`http://<host>:<port>` for another host) | public base URL; the `iss` of every token |
 /// | `keys.algorithm` | `ES256` | algorithm of newly generated signing keys (`ES256` or `RS256`) |
 /// | `keys.encryptionKey` | file `<data.dir>/master.key` | base64 of the 32-byte key sealing signing keys at rest; every replica needs the same |
 /// | `tokens.accessLifetime` | `3600` | access-token lifetime, s |
@@ -223,8 +223,14 @@ public struct LatchConfiguration: Sendable {
                 + " (docs/configuration.md#production)")
     }
 
-    /// The effective issuer URL.
-    public var issuerURL: String { issuer ?? "http://\(host):\(port)" }
+    /// The effective issuer URL: the configured `issuer`, else `http://localhost:<port>` when listening on loopback
+    /// or on every address (browsers take passkeys for `localhost`, never for an IP address), else
+    /// `http://<host>:<port>`. With port 0, `latch serve` picks the free port before this is read.
+    public var issuerURL: String {
+        if let issuer { return issuer }
+        let name = Self.isLoopback(host) || ["0.0.0.0", "::", "[::]"].contains(host) ? "localhost" : host
+        return "http://\(name.contains(":") && !name.hasPrefix("[") ? "[\(name)]" : name):\(port)"
+    }
 
     /// The WebAuthn relying party: the issuer's host and origin unless configured.
     public var fidoSettings: FidoSettings {

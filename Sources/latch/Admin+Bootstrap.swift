@@ -18,7 +18,7 @@ extension Admin {
                 """)
         @OptionGroup var deployment: DeploymentOptions
         @Option(help: "The owner's username (1–64 printable characters).") var username: String
-        @Option(help: "Public base URL of the console (config issuer; default http://<host>:<port>).") var issuer: String?
+        @Option(help: "Public base URL of the console (config issuer; default http://localhost:<port>).") var issuer: String?
 
         func run() async throws {
             let configuration = try await deployment.load(extra: issuer.map { ["issuer": .string($0)] } ?? [:])

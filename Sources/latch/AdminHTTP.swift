@@ -21,7 +21,7 @@ enum ExitStatus {
 /// Where `latch admin` sends its requests.
 struct ServerOptions: ParsableArguments {
     @Option(help: "Latch base URL (env LATCH_SERVER).")
-    var server: String = ProcessInfo.processInfo.environment["LATCH_SERVER"] ?? "http://127.0.0.1:8080"
+    var server: String = ProcessInfo.processInfo.environment["LATCH_SERVER"] ?? "http://localhost:8080"
 
     @Option(help: "Admin token (env LATCH_ADMIN_TOKEN).")
     var token: String?

@@ -24,7 +24,7 @@ struct Device: AsyncParsableCommand {
 
     /// Where the device keeps its state and which server it talks to; accepted after every subcommand.
     struct Options: ParsableArguments {
-        @Option(help: "Latch base URL (env LATCH_SERVER; default http://127.0.0.1:8080).")
+        @Option(help: "Latch base URL (env LATCH_SERVER; default http://localhost:8080, the issuer `latch serve` uses by default).")
         var server: String?
         @Option(help: "Folder of the device's keys and tokens.")
         var stateDir: String = "./latch-device"
@@ -43,7 +43,7 @@ struct Device: AsyncParsableCommand {
                 _ = try InputFile.text(config, option: "--config", hint: "Write one with `latch admin client-config --client-id ID > latch-client.json`.")
                 configuration = try LatchClientConfiguration.load(from: URL(fileURLWithPath: config))
             } else {
-                let server = server ?? ProcessInfo.processInfo.environment["LATCH_SERVER"] ?? "http://127.0.0.1:8080"
+                let server = server ?? ProcessInfo.processInfo.environment["LATCH_SERVER"] ?? "http://localhost:8080"
                 guard let url = URL(string: server) else { throw ValidationError("--server must be a URL") }
                 configuration = LatchClientConfiguration(serverURL: url)
             }

@@ -35,7 +35,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port to listen on (config http.port; default 8080; 0 picks a free port).")
     var port: Int?
 
-    @Option(help: "Public base URL, the iss of every token (config issuer; default http://<host>:<port>).")
+    @Option(help: "Public base URL, the iss of every token (config issuer; default http://localhost:<port>).")
     var issuer: String?
 
     @Option(help: "postgres://user:password@host:port/db to run on PostgreSQL (config database.url; default SQLite).")

@@ -35,6 +35,25 @@ struct CommandLineTests {
         #expect(!FileManager.default.fileExists(atPath: data))
     }
 
+    @Test("With no issuer configured the issuer is http://localhost:<the port listened on> (port 0 too) and passkeys' RP id is localhost; the CLI defaults to http://localhost:8080")
+    func localhostDefaults() async throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let server = try LatchServer(
+            dataDirectory: directory.path + "/data", port: 0, environment: ["LATCH_ADMIN_TOKEN": "localhost-test-admin-token-0123456789"], defaultIssuer: true)
+        try await server.waitUntilListening()
+        let line = try #require(server.log.split(separator: "\n").first { $0.hasPrefix("latch listening on http://127.0.0.1:") })
+        let port = try #require(Int(line.split(separator: ":").last ?? ""))
+        #expect(port > 0)
+        let (status, discovery) = try await http("GET", "http://127.0.0.1:\(port)/.well-known/openid-configuration")
+        #expect(status == 200 && discovery["issuer"]?.stringValue == "http://localhost:\(port)", "\(discovery)")
+        // The RP id follows the issuer's host (LatchConfigurationTests checks it is localhost): no IP-address warning.
+        #expect(!server.log.contains("relying party id is an IP address") && server.log.contains("tokens name http://localhost:\(port)"), "\(server.log)")
+        _ = try await server.terminate()
+        let dump = try await latch(["--experimental-dump-help"]).1.replacingOccurrences(of: "\\/", with: "/")
+        #expect(dump.contains("http://localhost:8080") && !dump.contains("http://127.0.0.1:8080"))
+    }
+
     @Test("A second latch serve on a data folder in use exits 2 naming the folder and the process holding it; the folder is free again once the first stops")
     func oneServerPerDataFolder() async throws {
         let directory = TemporaryDirectory()

@@ -37,12 +37,17 @@ final class LatchServer: Sendable {
     let output: URL
     var base: String { "http://127.0.0.1:\(port)" }
 
-    init(dataDirectory: String, port: Int, environment: [String: String] = [:]) throws {
+    /// `defaultIssuer`: leave the issuer unconfigured (`http://localhost:<port>`); otherwise it is `base`.
+    init(dataDirectory: String, port: Int, environment: [String: String] = [:], defaultIssuer: Bool = false) throws {
         self.port = port
         output = URL(fileURLWithPath: dataDirectory + "-\(port).log")
         process = try ChildProcess(
             executable: try latchExecutable().path, arguments: ["serve", "--port", "\(port)", "--data-dir", dataDirectory],
-            environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, outputPath: output.path)
+            // Tests call 127.0.0.1 (DPoP proofs and browser origins name the URL called); the default issuer would
+            // be http://localhost:<port> (tested on its own in CommandLineTests).
+            environment: ProcessInfo.processInfo.environment.merging(
+                (defaultIssuer ? [:] : ["LATCH_ISSUER": "http://127.0.0.1:\(port)"]).merging(environment) { _, new in new }
+            ) { _, new in new }, outputPath: output.path)
     }
 
     /// Waits (at most `timeout` seconds) for the "listening" line.

@@ -62,7 +62,7 @@ struct ConfigurationTests {
         let configuration = try LatchConfiguration(reader: try await LatchConfiguration.reader(overrides: [:], environment: [:], configFile: nil))
         #expect(configuration.host == "127.0.0.1" && configuration.port == 8080 && configuration.dataDirectory == "./latch-data")
         #expect(configuration.sensitiveMaxAge == 300 && configuration.tokens.refreshGrace == 10)
-        #expect(configuration.issuerURL == "http://127.0.0.1:8080")
+        #expect(configuration.issuerURL == "http://localhost:8080" && configuration.fidoSettings.rpID == "localhost")
         #expect(configuration.assertions.audience == "identity-service")
         #expect(configuration.registration.testKeysEnabled)
     }

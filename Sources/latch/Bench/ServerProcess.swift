@@ -33,8 +33,9 @@ final class ServerProcess {
             var key = [UInt8](repeating: 0, count: 32)
             for index in key.indices { key[index] = UInt8.random(in: 0...255) }
             environment["LATCH_KEYS_ENCRYPTION_KEY"] = Data(key).base64EncodedString()
-            environment["LATCH_ISSUER"] = "http://127.0.0.1:\(ports[0])"
         }
+        // The load generator calls 127.0.0.1 (DPoP proofs name that URL); the default issuer would be localhost.
+        environment["LATCH_ISSUER"] = "http://127.0.0.1:\(ports[0])"
         environment.merge(extra) { _, new in new }
         let started = LoadRunner.now()
         var processes: [Process] = []
