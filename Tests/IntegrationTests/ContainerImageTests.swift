@@ -225,7 +225,7 @@ struct ContainerImageTests {
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
         let nofile = min(UInt64(files.rlim_max), 65536)
         var processes = rlimit()
-        getrlimit(Int32(RLIMIT_NPROC.rawValue), &processes)
+        getrlimit(Int32(__RLIMIT_NPROC.rawValue), &processes)  // RLIMIT_NPROC, a macro Swift does not import
         let nproc = min(UInt64(processes.rlim_max), 4096)
         return ["--ulimit", "nofile=\(nofile):\(nofile)", "--ulimit", "nproc=\(nproc):\(nproc)"]
     }

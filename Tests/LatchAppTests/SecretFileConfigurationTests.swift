@@ -1,5 +1,6 @@
 import Foundation
 import LatchApp
+import LatchCore
 import LatchTesting
 import Testing
 
@@ -50,7 +51,7 @@ struct SecretFileConfigurationTests {
         arguments: ["both", "missing", "empty"])
     func refusals(case name: String) async throws {
         defer { directory.remove() }
-        var environment: [String: String]
+        let environment: [String: String]
         let expected: String
         switch name {
         case "both":
