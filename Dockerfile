@@ -3,7 +3,7 @@
 # From source — a Swift build stage, then the runtime stage:
 #   podman build -t latch .                  (or docker build; the Swift image comes from Docker Hub)
 # From a latch binary built elsewhere, without the Swift image — the runtime stage alone:
-#   podman build --target runtime --build-arg LATCH_BINARY=context -t latch CONTEXT
+#   podman build --target runtime --build-arg BINARY_FROM=context -t latch CONTEXT
 # where CONTEXT holds dist/latch (and, for a binary that is not linked with --static-swift-stdlib, the shared
 # libraries it needs from the Swift toolchain in dist/lib/). Build with --format=docker to keep the HEALTHCHECK
 # (the OCI image format has no health check).
@@ -15,7 +15,7 @@
 ARG SWIFT_IMAGE=docker.io/library/swift:6.3-bookworm
 ARG RUNTIME_BASE=docker.io/library/debian:bookworm-slim
 # Where the runtime stage takes latch from: "build" (compiled below) or "context" (dist/ in the build context).
-ARG LATCH_BINARY=build
+ARG BINARY_FROM=build
 
 # --- Build: a release binary with the Swift runtime linked in, so the runtime image needs no toolchain. ---
 FROM ${SWIFT_IMAGE} AS build
@@ -40,7 +40,7 @@ COPY --from=build /dist/ /dist/
 FROM scratch AS binary-context
 COPY dist/ /dist/
 
-FROM binary-${LATCH_BINARY} AS binary
+FROM binary-${BINARY_FROM} AS binary
 
 # --- Runtime: Debian bookworm slim, a non-root user, the data in a volume. ---
 FROM ${RUNTIME_BASE} AS runtime

@@ -14,7 +14,7 @@ import Darwin
 /// No registry serves images here, so the runtime base (the Dockerfile's `RUNTIME_BASE`, Debian bookworm slim) is
 /// made with `debootstrap --variant=minbase bookworm` and `podman import` under that name, once (later runs reuse it),
 /// and the Swift build stage — which needs the Swift toolchain image — is replaced by the binary built here
-/// (`--build-arg LATCH_BINARY=context`): the debug `latch`, with the Swift runtime libraries `ldd` finds for it in
+/// (`--build-arg BINARY_FROM=context`): the debug `latch`, with the Swift runtime libraries `ldd` finds for it in
 /// the toolchain beside it in `dist/lib/`. runc, not crun; ulimits explicit (podman's default of 1048576 open files
 /// exceeds some hosts' hard limit); `--format=docker`, as the OCI format has no HEALTHCHECK.
 ///
@@ -68,7 +68,7 @@ struct ContainerImageTests {
         let previous = try? await Self.podman(["image", "inspect", "--format", "{{.Id}}", Self.imageTag], timeout: 60)
         let imageIDFile = directory.path + "/image-id"
         let (built, buildOutput) = try await Self.podman(
-            ["build", "--format=docker", "--target", "runtime", "--build-arg", "LATCH_BINARY=context"] + ulimits
+            ["build", "--format=docker", "--target", "runtime", "--build-arg", "BINARY_FROM=context"] + ulimits
                 + ["--iidfile", imageIDFile, "--file", dockerfile, "--tag", Self.imageTag, context],
             timeout: 900)
         try #require(built == 0, "podman build: \(buildOutput.suffix(4000))")
