@@ -34,10 +34,13 @@ RUN swift build -c release --static-swift-stdlib --product latch \
 
 # The binary (and any libraries) from the build stage ...
 FROM scratch AS binary-build
+LABEL latch.build-stage=binary
 COPY --from=build /dist/ /dist/
 
 # ... or from the build context's dist/ folder.
 FROM scratch AS binary-context
+# (The label lets a build script find this stage's untagged image and remove it.)
+LABEL latch.build-stage=binary
 COPY dist/ /dist/
 
 FROM binary-${BINARY_FROM} AS binary

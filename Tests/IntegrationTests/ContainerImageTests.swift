@@ -19,8 +19,9 @@ import Darwin
 /// exceeds some hosts' hard limit); `--format=docker`, as the OCI format has no HEALTHCHECK.
 ///
 /// It checks that discovery answers through a published port, that nothing in the container runs as root, that the
-/// image's health check (`latch health`) passes, that the data lands in the volume, owned by the image's user, and
-/// that `podman stop` ends latch cleanly. Cold (debootstrap, apt-get in the build) it takes minutes; warm, the base
+/// image's health check (`latch health`) passes, that the admin token given as a podman secret works
+/// (`LATCH_ADMIN_TOKEN_FILE`), that the data lands in the volume, owned by the image's user, and that `podman stop`
+/// ends latch cleanly. Cold (debootstrap, apt-get in the build) it takes minutes; warm, the base
 /// and the package layer are reused.
 @Suite("Container image", .serialized)
 struct ContainerImageTests {
@@ -79,6 +80,11 @@ struct ContainerImageTests {
             let old = Self.lastLine(previous.output)
             if !old.isEmpty, old != image { _ = try? await Self.podman(["rmi", old], timeout: 120) }
         }
+        // The binary stage's untagged image (the Dockerfile labels it): the next build makes its own.
+        let (_, stages) = try await Self.podman(["images", "--quiet", "--filter", "dangling=true", "--filter", "label=latch.build-stage=binary"], timeout: 60)
+        for stage in stages.split(separator: "\n").map(String.init) where stage.allSatisfy(\.isHexDigit) {
+            _ = try? await Self.podman(["rmi", stage], timeout: 120)
+        }
         let imageBuilt = Date()
 
         // The image's own settings: the user, the port, the volume, the health check.
@@ -99,11 +105,16 @@ struct ContainerImageTests {
         let adminToken = "container-admin-token-0123456789"
         let (created, volumeOutput) = try await Self.podman(["volume", "create", name], timeout: 60)
         try #require(created == 0, "podman volume create: \(volumeOutput)")
+        // The admin token as a podman secret, a file in /run/secrets that LATCH_ADMIN_TOKEN_FILE names (docs/deploy.md).
+        let tokenFile = directory.path + "/admin-token"
+        try Data((adminToken + "\n").utf8).write(to: URL(fileURLWithPath: tokenFile))
+        let (secret, secretOutput) = try await Self.podman(["secret", "create", name, tokenFile], timeout: 60)
+        try #require(secret == 0, "podman secret create: \(secretOutput)")
         do {
             let (ran, runOutput) = try await Self.podman(
                 ["run", "--detach", "--name", name] + ulimits + [
-                    "--publish", "127.0.0.1:\(port):8080", "--volume", "\(name):/var/lib/latch",
-                    "--env", "LATCH_ISSUER=\(issuer)", "--env", "LATCH_ADMIN_TOKEN=\(adminToken)", image,
+                    "--publish", "127.0.0.1:\(port):8080", "--volume", "\(name):/var/lib/latch", "--secret", name,
+                    "--env", "LATCH_ISSUER=\(issuer)", "--env", "LATCH_ADMIN_TOKEN_FILE=/run/secrets/\(name)", image,
                 ],
                 timeout: 120)
             try #require(ran == 0, "podman run: \(runOutput)")
@@ -241,11 +252,13 @@ struct ContainerImageTests {
         try await run(podman, ["--runtime", "runc"] + arguments, timeout: timeout)
     }
 
-    /// Removes the container and its volume (bounded; a failure is reported, not thrown).
+    /// Removes the container, its volume and its secret (bounded; a failure is reported, not thrown).
     static func remove(_ name: String) async {
         let removed = try? await podman(["rm", "--force", "--time", "10", name], timeout: 60)
         if removed?.status != 0 { Issue.record("podman rm \(name): \(removed?.output ?? "timed out")") }
         let volume = try? await podman(["volume", "rm", "--force", name], timeout: 60)
         if volume?.status != 0 { Issue.record("podman volume rm \(name): \(volume?.output ?? "timed out")") }
+        let secret = try? await podman(["secret", "rm", name], timeout: 60)
+        if secret?.status != 0 { Issue.record("podman secret rm \(name): \(secret?.output ?? "timed out")") }
     }
 }
