@@ -1,9 +1,9 @@
 # Latch's container image (docs/deploy.md#container).
 #
 # From source — a Swift build stage, then the runtime stage:
-#   podman build -t latch .                  (or docker build; the Swift image comes from Docker Hub)
+#   podman build --format=docker -t latch .    (or docker build -t latch .; the Swift image comes from Docker Hub)
 # From a latch binary built elsewhere, without the Swift image — the runtime stage alone:
-#   podman build --target runtime --build-arg BINARY_FROM=context -t latch CONTEXT
+#   podman build --format=docker --target runtime --build-arg BINARY_FROM=context -t latch CONTEXT
 # where CONTEXT holds dist/latch (and, for a binary that is not linked with --static-swift-stdlib, the shared
 # libraries it needs from the Swift toolchain in dist/lib/). Build with --format=docker to keep the HEALTHCHECK
 # (the OCI image format has no health check).
