@@ -9,7 +9,9 @@ import LatchModel
 ///
 /// Sources, strongest first: `latch serve` flags; environment variables (`LATCH_` + the key in upper snake
 /// case: `tokens.refreshGrace` → `LATCH_TOKENS_REFRESH_GRACE`); the JSON file given with `--config`
-/// (nested objects: `{"tokens": {"refreshGrace": 10}}`); the defaults below.
+/// (nested objects: `{"tokens": {"refreshGrace": 10}}`); the defaults below. The secrets `admin.token`,
+/// `keys.encryptionKey` and `database.url` may instead come from the file a `_FILE` variable names
+/// (`LATCH_ADMIN_TOKEN_FILE`; ``secretFileKeys``).
 ///
 /// | key | default | meaning |
 /// |---|---|---|
@@ -488,7 +490,7 @@ public struct LatchConfiguration: Sendable {
         do {
             configuration = try LatchConfiguration(reader: try await reader(overrides: overrides, environment: environment, configFile: configFile, audit: audit))
         } catch var error as ConfigurationError {
-            error.source = audit.source(of: error.key)
+            error.source = audit.source(of: error.key) ?? error.source
             throw audit.firstUnconvertible() ?? error
         }
         if let error = audit.firstUnconvertible() { throw error }
@@ -508,8 +510,42 @@ public struct LatchConfiguration: Sendable {
         "LATCH_TEST_POSTGRES_URL", "LATCH_TEST_OUTAGE_POSTGRES_URL", "LATCH_TEST_PG_CTL", "LATCH_TEST_POSTGRES_CA", "LATCH_TEST_KEY_ID",
     ]
 
-    /// Every `LATCH_*` environment variable name Latch knows: one per setting, and ``otherEnvironmentNames``.
-    public static var knownEnvironmentNames: Set<String> { Set(keys.map(ConfigurationAudit.environmentName)).union(otherEnvironmentNames) }
+    /// Every `LATCH_*` environment variable name Latch knows: one per setting, the `_FILE` name of each secret
+    /// (``secretFileKeys``), and ``otherEnvironmentNames``.
+    public static var knownEnvironmentNames: Set<String> {
+        Set(keys.map(ConfigurationAudit.environmentName)).union(secretFileKeys.map(secretFileEnvironmentName)).union(otherEnvironmentNames)
+    }
+
+    /// The secrets that can be handed over as a file instead of a value: `LATCH_ADMIN_TOKEN_FILE=/run/credentials/…`
+    /// reads `admin.token` from that file (its content, surrounding whitespace and newlines ignored). For systemd's
+    /// `LoadCredential` and container secrets, which give files, so the secret stays out of the process environment
+    /// and out of unit files. Setting both the variable and its `_FILE` variant is refused.
+    public static let secretFileKeys = ["admin.token", "keys.encryptionKey", "database.url"]
+
+    /// `admin.token` → `LATCH_ADMIN_TOKEN_FILE`.
+    public static func secretFileEnvironmentName(_ key: String) -> String { ConfigurationAudit.environmentName(key) + "_FILE" }
+
+    /// The values of the secrets named by `LATCH_*_FILE` variables, by key; refuses a file that cannot be read or is
+    /// empty, and a secret given both ways.
+    static func secretFileValues(_ environment: [String: String]) throws -> [String: String] {
+        var values: [String: String] = [:]
+        for key in secretFileKeys {
+            let name = secretFileEnvironmentName(key)
+            guard let path = environment[name] else { continue }
+            let source = "environment variable \(name)"
+            if environment[ConfigurationAudit.environmentName(key)] != nil {
+                throw ConfigurationError(
+                    key: key, source: source, problem: "is set together with \(ConfigurationAudit.environmentName(key)): keep one of them")
+            }
+            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+                throw ConfigurationError(key: key, source: source, problem: "names \(path), which cannot be read: check the path and its permissions")
+            }
+            let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !value.isEmpty else { throw ConfigurationError(key: key, source: source, problem: "names \(path), which is empty") }
+            values[key] = value
+        }
+        return values
+    }
 
     /// Refuses a `LATCH_*` environment variable Latch does not know, naming the closest known one: a misspelled name
     /// (one letter off the test-keys switch, say) would otherwise be ignored and leave test keys on.
@@ -575,8 +611,9 @@ public struct LatchConfiguration: Sendable {
         try walk(root, prefix: "")
     }
 
-    /// The reader `latch serve` uses: `overrides` (flags), then `LATCH_*` environment variables, then the JSON
-    /// file at `configFile` (when given), then defaults.
+    /// The reader `latch serve` uses: `overrides` (flags), then secrets read from the files that `LATCH_*_FILE`
+    /// variables name (``secretFileKeys``), then `LATCH_*` environment variables, then the JSON file at `configFile`
+    /// (when given), then defaults.
     public static func reader(
         overrides: [String: ConfigContent], environment: [String: String] = ProcessInfo.processInfo.environment,
         configFile: String?, audit: (any AccessReporter)? = nil
@@ -587,6 +624,12 @@ public struct LatchConfiguration: Sendable {
                 values: Dictionary(
                     uniqueKeysWithValues: overrides.map {
                         (AbsoluteConfigKey(ConfigKey($0.key).components), ConfigValue($0.value, isSecret: false))
+                    })),
+            InMemoryProvider(
+                name: "secret files",
+                values: Dictionary(
+                    uniqueKeysWithValues: try secretFileValues(environment).map {
+                        (AbsoluteConfigKey(ConfigKey($0.key).components), ConfigValue(.string($0.value), isSecret: true))
                     })),
             EnvironmentVariablesProvider(environmentVariables: environment).prefixKeys(with: ["latch"]),
         ]
@@ -665,6 +708,7 @@ final class ConfigurationAudit: AccessReporter {
     static let flags = ["http.host": "--host", "http.port": "--port", "data.dir": "--data-dir", "issuer": "--issuer", "database.url": "--database"]
 
     private func describe(_ provider: String, key: String) -> String {
+        if provider.contains("secret files") { return "file named by \(LatchConfiguration.secretFileEnvironmentName(key))" }
         if provider.contains("flags") { return "flag " + (Self.flags[key] ?? key) }
         if provider.contains("Environment") { return "environment variable \(Self.environmentName(key))" }
         if provider.contains("File") { return configFile.map { "file \($0)" } ?? "file" }

@@ -10,13 +10,13 @@ struct Latch: AsyncParsableCommand {
         abstract: "Latch: a self-hosted identity service for mobile apps.",
         discussion: """
             Exit codes, the same for every subcommand: 0 done; 1 the server answered an error, or another failure;
-            2 usage or configuration (a bad flag, value, or file); 3 the server or database cannot be reached;
+            2 usage or configuration (a bad flag, value, or file); 3 the server or database cannot be reached (latch health: not ready);
             4 not registered; 5 not signed in; 6 not authorized; 7 needs a more recent sign-in; 8 already registered;
             9 a wrong PIN (or a PIN authenticator cooling down or locked out); 10 a custom registration must start again;
             11 a custom registration was cancelled; 12 the audit log's chain does not verify (latch admin audit verify).
             """,
         version: "latch \(LatchVersion.current)",
-        subcommands: [Serve.self, Admin.self, Device.self, Keys.self, Bench.self, AttestationCommand.self, WebAuthnCommand.self])
+        subcommands: [Serve.self, Health.self, Admin.self, Device.self, Keys.self, Bench.self, AttestationCommand.self, WebAuthnCommand.self])
 
     /// ArgumentParser's `main`, with usage errors exiting 2 (not sysexits' 64) and a bad configuration value
     /// reported as itself — key, source, problem — instead of with the usage text.

@@ -1,0 +1,135 @@
+import ArgumentParser
+import Foundation
+import LatchApp
+import LatchModel
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `latch health`: is a Latch server ready? For container health checks (the Dockerfile's `HEALTHCHECK`), systemd
+/// and scripts, without curl in the image.
+struct Health: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check that a Latch server is ready (GET /health/ready): exit 0 when it is, 3 when it is not.",
+        discussion: """
+            Exit 3 — the server cannot be reached, does not answer within --timeout, answers something that is not \
+            Latch, or answers that it is not ready (its database cannot be reached) — with one line on stderr saying \
+            which; exit 2 for a bad flag or configuration.
+            Without --url it probes where `latch serve` listens with the same configuration (http.host and \
+            http.port from LATCH_HTTP_HOST, LATCH_HTTP_PORT or --config; a wildcard host such as 0.0.0.0 is probed \
+            on loopback): http://127.0.0.1:8080 unless they are set.
+            """)
+
+    @Option(help: "Base URL of the server (default: the address latch serve listens on with this configuration).")
+    var url: String?
+
+    @Option(help: "Seconds to wait for the answer, connecting included (0.1–60).")
+    var timeout: Double = 5
+
+    @Option(help: "JSON configuration file the server runs with, to find its address when --url is not given.")
+    var config: String?
+
+    func validate() throws {
+        guard timeout >= 0.1, timeout <= 60 else { throw ValidationError("--timeout must be 0.1–60 seconds, not \(timeout)") }
+    }
+
+    func run() async throws {
+        let base = try await baseURL()
+        guard let components = URLComponents(string: base), ["http", "https"].contains(components.scheme?.lowercased()), components.host?.isEmpty == false,
+            let probeURL = URL(string: base.hasSuffix("/") ? base + "health/ready" : base + "/health/ready")
+        else {
+            throw ValidationError("--url must be an http or https URL, not \(base)")
+        }
+        switch await Self.probe(probeURL, timeout: timeout) {
+        case .ready:
+            return
+        case .failed(let reason):
+            FileHandle.standardError.write(Data("error: \(probeURL.absoluteString): \(reason)\n".utf8))
+            throw ExitCode(ExitStatus.unreachable)
+        }
+    }
+
+    /// `--url`, or where `latch serve` listens with the configuration of this environment (and `--config`).
+    func baseURL() async throws -> String {
+        if let url { return url }
+        let configuration = try await LatchConfiguration.load(overrides: [:], configFile: config)
+        guard configuration.port != 0 else {
+            throw ValidationError("http.port is 0 (a free port picked at start): give the server's address with --url")
+        }
+        return "http://\(Self.probeHost(configuration.host)):\(configuration.port)"
+    }
+
+    /// The host to connect to for a listening address: loopback for a wildcard address, brackets for IPv6.
+    static func probeHost(_ host: String) -> String {
+        switch host {
+        case "", "0.0.0.0", "*": "127.0.0.1"
+        case "::", "[::]": "[::1]"
+        default: host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        }
+    }
+
+    enum Outcome: Sendable {
+        case ready
+        case failed(String)
+    }
+
+    /// One GET, answered within `timeout` seconds whatever the network does: the request's own timeouts are set,
+    /// and a timer answers `.failed` if they do not fire (the request is then abandoned; the process exits).
+    static func probe(_ url: URL, timeout: Double) async -> Outcome {
+        let once = FirstOutcome()
+        return await withCheckedContinuation { continuation in
+            once.set(continuation)
+            Task {
+                try? await Task.sleep(for: .seconds(timeout))
+                once.resume(.failed("no answer within \(timeout.formatted()) s (--timeout)"))
+            }
+            Task { once.resume(await request(url, timeout: timeout)) }
+        }
+    }
+
+    private static func request(_ url: URL, timeout: Double) async -> Outcome {
+        let settings = URLSessionConfiguration.ephemeral
+        settings.timeoutIntervalForRequest = timeout
+        settings.timeoutIntervalForResource = timeout
+        let session = URLSession(configuration: settings)
+        var request = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        request.setValue("application/json", forHTTPHeaderField: "Accept")
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            return .failed("cannot reach the server: \(error.localizedDescription)")
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        if status == 200, (try? JSONDecoder().decode(HealthBody.self, from: data))?.status == "ok" { return .ready }
+        if status != 200, let error = try? JSONDecoder().decode(ErrorResponse.self, from: data) {
+            let detail = error.errorDescription.map { ": \($0)" } ?? ""
+            return .failed("not ready: HTTP \(status) \(error.error.rawValue)\(detail)")
+        }
+        if status == 503 { return .failed("not ready: HTTP 503 (the server runs but its database does not answer)") }
+        return .failed("HTTP \(status) with an answer that is not Latch's health status; is this a Latch server?")
+    }
+
+    private struct HealthBody: Decodable {
+        let status: String
+    }
+}
+
+/// The first of several racing outcomes resumes the continuation; later ones are dropped.
+private final class FirstOutcome: Sendable {
+    private let continuation = Locked<CheckedContinuation<Health.Outcome, Never>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<Health.Outcome, Never>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(_ outcome: Health.Outcome) {
+        let first = continuation.withLock { continuation -> CheckedContinuation<Health.Outcome, Never>? in
+            defer { continuation = nil }
+            return continuation
+        }
+        first?.resume(returning: outcome)
+    }
+}
