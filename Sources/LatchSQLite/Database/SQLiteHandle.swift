@@ -111,6 +111,12 @@ final class SQLiteHandle: @unchecked Sendable {
         db = nil
     }
 
+    /// Runs `body` with the raw connection, for the C APIs this type does not wrap (the backup API).
+    func withConnection<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
+        guard let db else { throw SQLiteError(code: SQLITE_MISUSE, message: "the connection is closed") }
+        return try body(db)
+    }
+
     private func error(_ code: Int32) -> SQLiteError {
         SQLiteError(code: code, message: db.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "closed")
     }
