@@ -57,7 +57,7 @@ public enum DeploymentBackup {
         var written = false
         // The database copy is made beside the output (same file system, a folder of our own, 0700), then removed.
         var template = Array(((DataFolder.absolute(out) as NSString).deletingLastPathComponent as NSString).appendingPathComponent(".latch-backup-XXXXXX").utf8CString)
-        guard let scratch = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }).map({ String(cString: $0) }) else {
+        guard let scratch = template.withUnsafeMutableBufferPointer({ buffer in mkdtemp(buffer.baseAddress!).map { String(cString: $0) } }) else {
             close(output)
             unlink(out)
             throw ConfigurationError(key: "--out", problem: "no temporary folder can be made beside \(DataFolder.absolute(out)): \(String(cString: strerror(errno)))")
@@ -172,7 +172,7 @@ public enum DeploymentBackup {
                 close(descriptor)
                 descriptors = []
             }
-            let ended = keepSessions ? 0 : try SQLiteBackup.endSessions(databasePath, at: now)
+            let ended = try keepSessions ? 0 : SQLiteBackup.endSessions(databasePath, at: now)
             // The new names, durable in the folder.
             let folderDescriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             if folderDescriptor >= 0 {

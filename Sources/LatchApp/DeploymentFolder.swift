@@ -19,9 +19,9 @@ public enum DeploymentFolder {
         if exists, isFolder.boolValue, missing.isEmpty { return }
         let found = !exists ? "does not exist" : !isFolder.boolValue ? "is not a folder" : "has no \(missing.joined(separator: " or "))"
         let expected =
-            configuration.databaseURL == nil
-            ? "a deployment's latch.sqlite and master.key (made by the first `latch serve` there)"
-            : "the deployment's master.key (or keys.encryptionKey configured)"
+            configuration.databaseURL != nil
+            ? "the deployment's master.key (or keys.encryptionKey configured)"
+            : "a deployment's \(needed.joined(separator: " and ")) (made by the first `latch serve` there)"
         throw NoDeploymentError(folder: folder, problem: "\(found); expected \(expected). \(hint)")
     }
 }

@@ -35,10 +35,11 @@ public enum SQLiteBackup {
         guard descriptor >= 0 else { throw SQLiteError(code: SQLITE_CANTOPEN, message: "\(destination): \(String(cString: strerror(errno)))") }
         close(descriptor)
         do {
-            let from = try SQLiteHandle(path: source, create: false)
+            // Read-only: the data folder is not written (no checkpoint, no WAL removal when this connection closes).
+            let from = try SQLiteHandle(path: source, create: false, readOnly: true)
             defer { from.close() }
             // The server's writer may hold the lock for a group commit: wait for it rather than fail.
-            try from.execute("PRAGMA busy_timeout = 10000; PRAGMA query_only = 1;")
+            try from.execute("PRAGMA busy_timeout = 10000;")
             let to = try SQLiteHandle(path: destination, create: false)
             defer { to.close() }
             try from.withConnection { fromDB in

@@ -178,12 +178,13 @@ struct BackupArchiveTests {
         // A deployment as `latch serve` leaves it: database, master.key, lock file.
         let key = try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration)
         let opened = try OpenedStore.open(configuration, logger: Logger(label: "test"))
+        let algorithm = configuration.signingAlgorithm
         _ = try await opened.whileRunning { store in
             _ = try await SigningKeyRing.load(
-                store: store, sealer: try KeySealer(keyEncryptionKey: key), clock: .system, random: .system, algorithm: .ES256,
+                store: store, sealer: try KeySealer(keyEncryptionKey: key), clock: .system, random: .system, algorithm: algorithm,
                 publicationAfterRetirement: 3600, logger: Logger(label: "test"))
         }
-        FileManager.default.createFile(atPath: configuration.dataDirectory + "/latch.lock", contents: Data("123\n".utf8))
+        _ = FileManager.default.createFile(atPath: configuration.dataDirectory + "/latch.lock", contents: Data("123\n".utf8))
 
         let out = directory.path + "/backup.latch"
         let made = try DeploymentBackup.make(configuration: configuration, out: out, now: 1_800_000_000)
@@ -216,7 +217,7 @@ struct BackupArchiveTests {
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: out)))
         bytes[bytes.count / 2] ^= 0x20
         let damaged = directory.path + "/damaged.latch"
-        FileManager.default.createFile(atPath: damaged, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: damaged, contents: Data(bytes))
         #expect(throws: BackupFormatError.self) { _ = try DeploymentBackup.restore(from: damaged, into: directory.path + "/never", keepSessions: false, now: 0) }
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/never"))
         // An empty existing folder is kept, emptied again.
