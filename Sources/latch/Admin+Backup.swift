@@ -53,7 +53,8 @@ extension Admin {
                 throw BackupFormatError(error.description)
             }
             let manifest = restored.manifest
-            print("restored into \(restored.folder): backup of \(manifest.createdAt) by latch \(manifest.latchVersion), schema version \(manifest.schemaVersion)")
+            let made = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(manifest.createdAt)))
+            print("restored into \(restored.folder): backup of \(made) by latch \(manifest.latchVersion), schema version \(manifest.schemaVersion)")
             print(keepSessions ? "sessions kept" : "sessions ended: \(restored.endedSessions) refresh-token families; users sign in again")
             if !manifest.masterKey {
                 print("note: this backup holds no master.key: start the server with the key-encryption key the deployment used (LATCH_KEYS_ENCRYPTION_KEY or keys.encryptionKey)")

@@ -255,7 +255,7 @@ struct PostgresBackupTests {
         throw ProcessFailure("\(name) is not installed (apt-get install -y postgresql)")
     }
 
-    @Test("The documented PostgreSQL procedure: pg_dump, master.key copied, pg_restore into a new database, sessions ended by the documented SQL; a server on it verifies earlier tokens")
+    @Test("The documented PostgreSQL procedure: pg_dump, master.key copied, pg_restore into a new database, sessions ended by the documented SQL; a server on it verifies earlier tokens; bootstrap refuses a database no server started on unless --init")
     func pgDumpProcedure() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -306,5 +306,13 @@ struct PostgresBackupTests {
         #expect(refused.0 == 400 && refused.1["error"] == "invalid_grant", "\(refused)")
         #expect(try await ReplicaTests.signIn(restored.base, "alice").0 == 200)
         #expect(try await restored.terminate() == 0)
+
+        // bootstrap on a database no server has started on (the folder's master.key is there): refused without --init.
+        let empty = try await TestPostgres.freshDatabase()
+        let bootstrap = ["admin", "bootstrap", "--data-dir", restoredFolder, "--username", "owner", "--issuer", "http://localhost:8080"]
+        let (uninitialized, refusedOutput) = try await run(try latchExecutable().path, bootstrap, environment: ["LATCH_DATABASE_URL": empty])
+        #expect(uninitialized == 13 && refusedOutput.contains("no `latch serve` has started on"), "\(refusedOutput)")
+        let (initialized, initializedOutput) = try await run(try latchExecutable().path, bootstrap + ["--init"], environment: ["LATCH_DATABASE_URL": empty])
+        #expect(initialized == 0 && initializedOutput.contains("/console/enroll?ticket="), "\(initializedOutput)")
     }
 }

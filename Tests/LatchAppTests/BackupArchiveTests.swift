@@ -30,6 +30,13 @@ private struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
+/// Warnings and errors only: the test run's output stays readable.
+private let quietLogger: Logger = {
+    var logger = Logger(label: "test")
+    logger.logLevel = .warning
+    return logger
+}()
+
 @Suite("Backup file format")
 struct BackupArchiveTests {
     static let manifest = Array(#"{"format":"latch-backup"}"#.utf8)
@@ -177,12 +184,12 @@ struct BackupArchiveTests {
         configuration.dataDirectory = directory.path + "/data"
         // A deployment as `latch serve` leaves it: database, master.key, lock file.
         let key = try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration)
-        let opened = try OpenedStore.open(configuration, logger: Logger(label: "test"))
+        let opened = try OpenedStore.open(configuration, logger: quietLogger)
         let algorithm = configuration.signingAlgorithm
         _ = try await opened.whileRunning { store in
             _ = try await SigningKeyRing.load(
                 store: store, sealer: try KeySealer(keyEncryptionKey: key), clock: .system, random: .system, algorithm: algorithm,
-                publicationAfterRetirement: 3600, logger: Logger(label: "test"))
+                publicationAfterRetirement: 3600, logger: quietLogger)
         }
         _ = FileManager.default.createFile(atPath: configuration.dataDirectory + "/latch.lock", contents: Data("123\n".utf8))
 
@@ -205,9 +212,9 @@ struct BackupArchiveTests {
         // The restored deployment opens, with the same signing keys.
         var restoredConfiguration = configuration
         restoredConfiguration.dataDirectory = restoredFolder
-        let reopened = try OpenedStore.open(restoredConfiguration, logger: Logger(label: "test"), create: false)
+        let reopened = try OpenedStore.open(restoredConfiguration, logger: quietLogger, create: false)
         let keys = try await reopened.whileRunning { try await $0.signingKeys().map(\.keyID) }
-        let original = try OpenedStore.open(configuration, logger: Logger(label: "test"), create: false)
+        let original = try OpenedStore.open(configuration, logger: quietLogger, create: false)
         #expect(try await original.whileRunning { try await $0.signingKeys().map(\.keyID) } == keys && !keys.isEmpty)
 
         // A non-empty folder is refused and left as it was.
