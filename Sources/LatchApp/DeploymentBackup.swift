@@ -160,7 +160,13 @@ public enum DeploymentBackup {
                 close(descriptor)
             }
             descriptors = []
-            let summary = try SQLiteBackup.verify(databasePath)
+            let summary: SQLiteBackup.Summary
+            do {
+                summary = try SQLiteBackup.verify(databasePath)
+            } catch {
+                // Not a database, a damaged one, or one of a newer Latch: the file is unusable, whatever SQLite says.
+                throw BackupFormatError("the backup's database cannot be used: \(error)")
+            }
             guard summary.schemaVersion == manifest.schemaVersion, summary.lastMigration == manifest.lastMigration else {
                 throw BackupFormatError("the manifest names schema version \(manifest.schemaVersion), the database holds \(summary.schemaVersion)")
             }

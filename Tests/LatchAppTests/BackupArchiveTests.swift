@@ -227,6 +227,17 @@ struct BackupArchiveTests {
         _ = FileManager.default.createFile(atPath: damaged, contents: Data(bytes))
         #expect(throws: BackupFormatError.self) { _ = try DeploymentBackup.restore(from: damaged, into: directory.path + "/never", keepSessions: false, now: 0) }
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/never"))
+        // A well-formed file whose database is not one (the digest matches: made by someone, not damaged).
+        let forged = directory.path + "/forged.latch"
+        var forgedBytes: [UInt8] = []
+        var writer = try BackupArchive.Writer { forgedBytes += $0 }
+        try writer.add(.manifest, bytes: Array(try JSONEncoder().encode(made.manifest)))
+        try writer.add(.database, bytes: Array(repeating: 0x41, count: 4096))
+        try writer.add(.masterKey, bytes: Self.key)
+        try writer.finish()
+        _ = FileManager.default.createFile(atPath: forged, contents: Data(forgedBytes))
+        #expect(throws: BackupFormatError.self) { _ = try DeploymentBackup.restore(from: forged, into: directory.path + "/never", keepSessions: false, now: 0) }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/never"))
         // An empty existing folder is kept, emptied again.
         try FileManager.default.createDirectory(atPath: directory.path + "/empty", withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         #expect(throws: BackupFormatError.self) { _ = try DeploymentBackup.restore(from: damaged, into: directory.path + "/empty", keepSessions: false, now: 0) }
