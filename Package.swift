@@ -147,6 +147,8 @@ let package = Package(
             dependencies: [
                 "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite", "LatchPostgres", "LatchServer", "LatchAttestation",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                // SHA-256 of backup files.
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -312,6 +314,7 @@ let package = Package(
             name: "LatchAppTests",
             dependencies: [
                 "LatchApp", "LatchCore", "LatchTesting", "LatchModel",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
             ],

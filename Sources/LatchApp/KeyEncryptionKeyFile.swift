@@ -5,6 +5,12 @@ import LatchModel
 /// The key-encryption key: from configuration, or from `<data dir>/master.key` (created 0600 on first start).
 public enum KeyEncryptionKeyFile {
     public static func loadOrCreate(configuration: LatchConfiguration) throws -> [UInt8] {
+        try load(configuration: configuration, create: true)
+    }
+
+    /// The key, from configuration or `master.key`; with `create` false a missing `master.key` is refused
+    /// (``NoDeploymentError``) instead of being made: a new key would unseal nothing the deployment holds.
+    public static func load(configuration: LatchConfiguration, create: Bool) throws -> [UInt8] {
         if let key = configuration.keyEncryptionKey { return key.value }
         let path = (configuration.dataDirectory as NSString).appendingPathComponent("master.key")
         try DataFolder.checkPermissions(configuration.dataDirectory, keyFile: path)
@@ -18,12 +24,17 @@ public enum KeyEncryptionKeyFile {
             }
             return Array(key)
         }
+        guard create else {
+            throw NoDeploymentError(
+                folder: DataFolder.absolute(configuration.dataDirectory),
+                problem: "has no master.key and no keys.encryptionKey is configured: restore the deployment's master.key, or set LATCH_KEYS_ENCRYPTION_KEY")
+        }
         try DataFolder.create(configuration.dataDirectory)
         let key = RandomSource.system.bytes(32)
         // Exclusive create with mode 0600: never readable by others, never overwriting a concurrent writer's key.
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard fd >= 0 else {
-            if errno == EEXIST { return try loadOrCreate(configuration: configuration) }
+            if errno == EEXIST { return try load(configuration: configuration, create: false) }
             throw ConfigurationError(
                 key: "data.dir", source: path, problem: "cannot hold a new master.key: \(String(cString: strerror(errno))); check the folder's permissions")
         }

@@ -66,7 +66,7 @@ struct SQLiteCloser: Service, CustomStringConvertible {
 }
 
 /// The data folder: created 0700 with its parents, or refused with the reason, naming `data.dir`.
-enum DataFolder {
+public enum DataFolder {
     static func create(_ path: String) throws {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -75,7 +75,8 @@ enum DataFolder {
         }
     }
 
-    static func absolute(_ path: String) -> String {
+    /// `path` made absolute (from the working folder) and standardized, for messages.
+    public static func absolute(_ path: String) -> String {
         let full = path.hasPrefix("/") ? path : (FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path)
         return (full as NSString).standardizingPath
     }

@@ -4,10 +4,18 @@ import LatchModel
 
 struct Admin: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Administer a running Latch through its admin API.",
+        abstract: "Administer Latch: a running server through its admin API, or a deployment's data folder directly.",
+        discussion: """
+            On the data folder (--data-dir / --config; no server or admin token needed): bootstrap, backup, restore. \
+            They refuse a folder that holds no deployment (exit 13) unless --init is given where offered (bootstrap); \
+            `latch keys` works on the data folder too.
+            Through the admin API of a running server (--server or LATCH_SERVER, --token or LATCH_ADMIN_TOKEN): every \
+            other subcommand.
+            """,
         subcommands: [
             Issuers.self, TestKeys.self, Users.self, Clients.self, Tokens.self, ClientConfig.self, RotateKey.self, AttestationAdmin.self,
             LoginIssuers.self, ResourceServers.self, CustomProviders.self, UpstreamIdPs.self, Admins.self, Audit.self, Bootstrap.self,
+            Backup.self, Restore.self,
         ])
 
     // MARK: Issuers

@@ -16,6 +16,10 @@ enum ExitStatus {
     static let unreachable: Int32 = 3
     /// `latch admin audit verify`: the audit log's chain does not verify.
     static let auditBroken: Int32 = 12
+    /// A command that works on a deployment's data folder found none there (`--init` makes one, where offered).
+    static let noDeployment: Int32 = 13
+    /// The command does not apply to this deployment (`latch admin backup` on PostgreSQL).
+    static let notApplicable: Int32 = 14
 }
 
 /// Where `latch admin` sends its requests.

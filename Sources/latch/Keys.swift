@@ -26,8 +26,9 @@ struct Keys: AsyncParsableCommand {
                 guard let parsed = JWSAlgorithm(rawValue: $0), JWSAlgorithm.signing.contains(parsed) else { throw ValidationError("algorithm must be ES256 or RS256") }
                 return parsed
             } ?? configuration.signingAlgorithm
+            try DeploymentFolder.requireDeployment(configuration, hint: "Give the folder `latch serve` uses with --data-dir.")
             let opened = try OpenedStore.open(configuration, logger: Logger(label: "latch.keys"), create: false)
-            let sealer = try KeySealer(keyEncryptionKey: try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration))
+            let sealer = try KeySealer(keyEncryptionKey: try KeyEncryptionKeyFile.load(configuration: configuration, create: false))
             let kid = try await opened.whileRunning { store in
                 try await SigningKeyRing.rotate(store: store, sealer: sealer, clock: .system, random: .system, algorithm: algorithm)
             }
@@ -41,6 +42,7 @@ struct Keys: AsyncParsableCommand {
 
         func run() async throws {
             let configuration = try await deployment.load()
+            try DeploymentFolder.requireDeployment(configuration, hint: "Give the folder `latch serve` uses with --data-dir.")
             let opened = try OpenedStore.open(configuration, logger: Logger(label: "latch.keys"), create: false)
             guard let keys = try? await opened.whileRunning({ try await $0.signingKeys() }) else {
                 throw ValidationError("the store cannot be read")

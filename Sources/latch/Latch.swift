@@ -13,7 +13,9 @@ struct Latch: AsyncParsableCommand {
             2 usage or configuration (a bad flag, value, or file); 3 the server or database cannot be reached (latch health: not ready);
             4 not registered; 5 not signed in; 6 not authorized; 7 needs a more recent sign-in; 8 already registered;
             9 a wrong PIN (or a PIN authenticator cooling down or locked out); 10 a custom registration must start again;
-            11 a custom registration was cancelled; 12 the audit log's chain does not verify (latch admin audit verify).
+            11 a custom registration was cancelled; 12 the audit log's chain does not verify (latch admin audit verify);
+            13 the data folder holds no deployment (latch admin bootstrap without --init, backup, latch keys);
+            14 the command does not apply to this deployment (latch admin backup on PostgreSQL).
             """,
         version: "latch \(LatchVersion.current)",
         subcommands: [Serve.self, Health.self, Admin.self, Device.self, Keys.self, Bench.self, AttestationCommand.self, WebAuthnCommand.self])
@@ -34,6 +36,15 @@ struct Latch: AsyncParsableCommand {
         } catch let error as InputFileError {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             Foundation.exit(ExitStatus.usage)
+        } catch let error as BackupFormatError {
+            FileHandle.standardError.write(Data("error: the backup cannot be restored: \(error)\n".utf8))
+            Foundation.exit(ExitStatus.usage)
+        } catch let error as NoDeploymentError {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            Foundation.exit(ExitStatus.noDeployment)
+        } catch let error as BackupNotApplicableError {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            Foundation.exit(ExitStatus.notApplicable)
         } catch {
             if exitCode(for: error) == .validationFailure {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))

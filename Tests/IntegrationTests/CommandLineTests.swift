@@ -129,12 +129,12 @@ struct CommandLineTests {
         #expect(FileManager.default.fileExists(atPath: root.appendingPathComponent("LICENSE").path))
     }
 
-    @Test("Commands on an existing deployment refuse a folder without one instead of creating it; usage errors exit 2")
+    @Test("Commands on an existing deployment refuse a folder without one instead of creating it (exit 13); usage errors exit 2")
     func noDeployment() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let list = try await latch(["keys", "list", "--data-dir", directory.path + "/nothing"])
-        #expect(list.0 == 2 && list.1.contains("holds no Latch data"), "\(list.1)")
+        #expect(list.0 == 13 && list.1.contains("holds no Latch deployment") && list.1.contains("latch.sqlite"), "\(list.1)")
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/nothing"))
         let usage = try await latch(["admin", "--bogus"])
         #expect(usage.0 == 2 && usage.1.contains("Unknown option"), "\(usage.1)")

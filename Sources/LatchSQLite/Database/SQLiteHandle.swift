@@ -86,10 +86,11 @@ final class SQLiteHandle: @unchecked Sendable {
     private var db: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
 
-    /// Opens (creating when `create`) the database at `path`.
-    init(path: String, create: Bool) throws {
+    /// Opens (creating when `create`) the database at `path`; with `readOnly`, for reading only (such a connection
+    /// never checkpoints or removes the WAL when it closes).
+    init(path: String, create: Bool, readOnly: Bool = false) throws {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)) | SQLITE_OPEN_NOMUTEX
         let result = sqlite_nio_sqlite3_open_v2(path, &handle, flags, nil)
         guard result == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite_nio_sqlite3_errmsg($0)) } ?? "cannot open"
@@ -109,6 +110,12 @@ final class SQLiteHandle: @unchecked Sendable {
         statements.removeAll()
         if let db { sqlite_nio_sqlite3_close_v2(db) }
         db = nil
+    }
+
+    /// Runs `body` with the raw connection, for the C APIs this type does not wrap (the backup API).
+    func withConnection<T>(_ body: (OpaquePointer) throws -> T) throws -> T {
+        guard let db else { throw SQLiteError(code: SQLITE_MISUSE, message: "the connection is closed") }
+        return try body(db)
     }
 
     private func error(_ code: Int32) -> SQLiteError {
