@@ -11,6 +11,10 @@ extension UserClient {
         var model: LatchAuthenticatorModel
         var userHandle: String
         var material: Data
+        /// A PIN authenticator's binding key (``DeviceSigningKey/storedRepresentation``, from the client's
+        /// ``DeviceKeyProvider``: a Secure Enclave key on iOS): it signs every PIN assertion so the server counts only
+        /// this device's wrong PINs. Nil for other authenticators and for PIN credentials made before binding.
+        var bindingKey: String?
     }
 
     var fidoCredentials: [FidoCredential] { load([FidoCredential].self, Item.fidoCredentials) ?? [] }
@@ -115,14 +119,34 @@ extension UserClient {
         let key = try await authenticator.createKey(pin: pin)
         var credentialID = [UInt8](repeating: 0, count: 32)
         for index in credentialID.indices { credentialID[index] = UInt8.random(in: 0...255) }
-        let credential = try await WebAuthnMessages.registration(
+        var credential = try await WebAuthnMessages.registration(
             credentialID: credentialID, aaguid: authenticator.model.aaguid, publicKey: key.publicKey, rpID: rpID, origin: fidoOrigin,
             challenge: challenge
         ) { message throws(UserClientError) in try await authenticator.sign(message, material: key.material, pin: pin) }
+        var bindingKey: String?
+        if authenticator.model == .pin {
+            // The PIN binding key: made by the client's key provider (the Secure Enclave on iOS), registered with
+            // proof of possession; the server then counts only wrong PINs this device vouches for.
+            let binding = try keyProvider.makeKey(.ES256)
+            guard let challengeBytes = Base64URL.decode(challenge) else { throw .invalidInput("malformed registration options") }
+            credential = try WebAuthnMessages.withPinBinding(credential, key: binding, challenge: Array(challengeBytes), credentialID: credentialID)
+            bindingKey = binding.storedRepresentation
+        }
         let stored = FidoCredential(
             authenticatorId: "", credentialId: Base64URL.encode(Data(credentialID)), model: authenticator.model, userHandle: userHandle,
-            material: key.material)
+            material: key.material, bindingKey: bindingKey)
         return (ceremonyID, credential, stored)
+    }
+
+    /// `assertion` with this device's binding signature (`pinBinding`) when `stored` is a bound PIN credential;
+    /// unchanged otherwise (an unbound PIN credential made before binding, or another authenticator).
+    func bound(_ assertion: JSONValue, of stored: FidoCredential, challenge: String) throws(UserClientError) -> JSONValue {
+        guard stored.model == .pin, let text = stored.bindingKey else { return assertion }
+        let key = try keyProvider.restoreKey(text)
+        guard let challengeBytes = Base64URL.decode(challenge), let credentialID = Base64URL.decode(stored.credentialId) else {
+            throw .invalidInput("malformed authentication options")
+        }
+        return try WebAuthnMessages.withPinBinding(assertion, key: key, challenge: Array(challengeBytes), credentialID: Array(credentialID))
     }
 
     // MARK: Sign-in
@@ -142,7 +166,7 @@ extension UserClient {
             let assertion = try await WebAuthnMessages.assertion(
                 credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
             ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: pin) }
-            return try await webAuthnGrant(ceremonyID: ceremonyID, assertion: assertion)
+            return try await webAuthnGrant(ceremonyID: ceremonyID, assertion: try bound(assertion, of: stored, challenge: challenge))
         } catch {
             setStatus(.notSignedIn(.signInFailed))
             throw error
@@ -191,9 +215,12 @@ extension UserClient {
         guard let ceremonyID = options["ceremonyId"]?.stringValue, let challenge = options["publicKey"]?["challenge"]?.stringValue,
             let rpID = options["publicKey"]?["rpId"]?.stringValue
         else { throw .invalidInput("malformed PIN change options") }
-        let assertion = try await WebAuthnMessages.assertion(
-            credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
-        ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: oldPin) }
+        let assertion = try bound(
+            try await WebAuthnMessages.assertion(
+                credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
+            ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: oldPin) },
+            of: stored, challenge: challenge)
+        // The new PIN's key goes under the same credential id; the binding key stays as registered.
         let key = try await authenticator.createKey(pin: newPin)
         let credential = try await WebAuthnMessages.registration(
             credentialID: Array(credentialID), aaguid: authenticator.model.aaguid, publicKey: key.publicKey, rpID: rpID, origin: fidoOrigin,

@@ -122,6 +122,10 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// `pinStatus` says which and how many tries remain. (At the token endpoint this is `invalid_grant` with
     /// `pinStatus`.)
     public static let pinAttemptFailed = ErrorCode("pin_attempt_failed")
+    /// A bound PIN authenticator's assertion without its device binding signature, or with one that does not verify
+    /// (docs/fido.md, "PIN binding"): refused before anything is reserved or counted. (At the token endpoint this is
+    /// `invalid_grant` with `reason` `pin_binding_invalid`.)
+    public static let pinBindingInvalid = ErrorCode("pin_binding_invalid")
 
     // MARK: Device attestation
 
