@@ -138,11 +138,17 @@ extension UserClient {
         return (ceremonyID, credential, stored)
     }
 
-    /// `assertion` with this device's binding signature (`pinBinding`) when `stored` is a bound PIN credential;
-    /// unchanged otherwise (an unbound PIN credential made before binding, or another authenticator).
-    func bound(_ assertion: JSONValue, of stored: FidoCredential, challenge: String) throws(UserClientError) -> JSONValue {
-        guard stored.model == .pin, let text = stored.bindingKey else { return assertion }
-        let key = try keyProvider.restoreKey(text)
+    /// The binding key of `stored` when it is a bound PIN credential, restored before anything is signed: on another
+    /// device (a restored backup) this throws ``UserClientError/deviceKeyLost`` and nothing reaches the server.
+    func pinBindingKey(of stored: FidoCredential) throws(UserClientError) -> (any DeviceSigningKey)? {
+        guard stored.model == .pin, let text = stored.bindingKey else { return nil }
+        return try keyProvider.restoreKey(text)
+    }
+
+    /// `assertion` with this device's binding signature (`pinBinding`) by `key`; unchanged without a key (an unbound
+    /// PIN credential made before binding, or another authenticator).
+    func bound(_ assertion: JSONValue, of stored: FidoCredential, key: (any DeviceSigningKey)?, challenge: String) throws(UserClientError) -> JSONValue {
+        guard let key else { return assertion }
         guard let challengeBytes = Base64URL.decode(challenge), let credentialID = Base64URL.decode(stored.credentialId) else {
             throw .invalidInput("malformed authentication options")
         }
@@ -163,10 +169,11 @@ extension UserClient {
             guard let ceremonyID = options["ceremonyId"]?.stringValue, let challenge = options["publicKey"]?["challenge"]?.stringValue,
                 let rpID = options["publicKey"]?["rpId"]?.stringValue
             else { throw UserClientError.invalidInput("malformed authentication options") }
+            let bindingKey = try pinBindingKey(of: stored)
             let assertion = try await WebAuthnMessages.assertion(
                 credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
             ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: pin) }
-            return try await webAuthnGrant(ceremonyID: ceremonyID, assertion: try bound(assertion, of: stored, challenge: challenge))
+            return try await webAuthnGrant(ceremonyID: ceremonyID, assertion: try bound(assertion, of: stored, key: bindingKey, challenge: challenge))
         } catch {
             setStatus(.notSignedIn(.signInFailed))
             throw error
@@ -215,11 +222,12 @@ extension UserClient {
         guard let ceremonyID = options["ceremonyId"]?.stringValue, let challenge = options["publicKey"]?["challenge"]?.stringValue,
             let rpID = options["publicKey"]?["rpId"]?.stringValue
         else { throw .invalidInput("malformed PIN change options") }
+        let bindingKey = try pinBindingKey(of: stored)
         let assertion = try bound(
             try await WebAuthnMessages.assertion(
                 credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
             ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: oldPin) },
-            of: stored, challenge: challenge)
+            of: stored, key: bindingKey, challenge: challenge)
         // The new PIN's key goes under the same credential id; the binding key stays as registered.
         let key = try await authenticator.createKey(pin: newPin)
         let credential = try await WebAuthnMessages.registration(
