@@ -342,8 +342,11 @@ public struct LatchConfiguration: Sendable {
             }
         }
         fidoPin.maxAttempts = Int(try ranged("fido.pin.maxAttempts", Int64(fidoPin.maxAttempts)))
-        for (key, path) in [("fido.pin.coolDowns", \PinPolicy.coolDowns), ("fido.pin.unboundCoolDowns", \PinPolicy.unboundCoolDowns)] {
-            guard let text = reader.string(forKey: key) else { continue }
+        let coolDownKeys: [(key: String, config: ConfigKey, path: WritableKeyPath<PinPolicy, [Int64]>)] = [
+            ("fido.pin.coolDowns", "fido.pin.coolDowns", \.coolDowns), ("fido.pin.unboundCoolDowns", "fido.pin.unboundCoolDowns", \.unboundCoolDowns),
+        ]
+        for (key, config, path) in coolDownKeys {
+            guard let text = reader.string(forKey: config) else { continue }
             let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Int64($0.trimmingCharacters(in: .whitespaces)) }
             guard (1...16).contains(values.count), values.allSatisfy({ $0.map { (0...86_400).contains($0) } ?? false }) else {
                 throw ConfigurationError(key: key, problem: "must be 1–16 comma-separated seconds, each 0–86400")

@@ -48,6 +48,11 @@ public enum PinBinding {
         return bytes
     }
 
+    /// The wire form of a binding public key: the 65-byte uncompressed point of a P-256 key; nil for other keys.
+    public static func publicKeyBytes(of key: PublicKey) -> Data? {
+        key.p256?.x963Representation
+    }
+
     /// Whether `signature` (R ‖ S) by `publicKey` (65 stored bytes) verifies over `message`.
     public static func verifies(_ signature: Data, publicKey: Data, message: [UInt8]) -> Bool {
         guard publicKey.count == publicKeyLength, let key = try? P256.Signing.PublicKey(x963Representation: publicKey) else { return false }

@@ -1044,8 +1044,9 @@ public enum StoreConformance {
             let limit = Int(Int32.max)
             var at: Int64 = 100
             for expected in 1...8 {
+                let now = at
                 #expect(try await pick(expected, store, replica).write {
-                    $0.reservePinAttempt(id: "u1", maxAttempts: limit, coolDowns: [0, 10], at: at, ifRefused: Refusal.used)
+                    $0.reservePinAttempt(id: "u1", maxAttempts: limit, coolDowns: [0, 10], at: now, ifRefused: Refusal.used)
                 }.value == expected)
                 if expected >= 2 {
                     let early = at + 9

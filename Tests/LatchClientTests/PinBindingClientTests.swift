@@ -1,4 +1,5 @@
 import Foundation
+import LatchApp
 import LatchClient
 import LatchCore
 import LatchJOSE
@@ -64,7 +65,7 @@ struct PinBindingClientTests {
         let key = try PrivateKey.generate(.ES256)
         let challenge = [UInt8](repeating: 1, count: 32)
         let credentialID = [UInt8](repeating: 2, count: 32)
-        let point = Array(try #require(key.publicKey.p256).x963Representation)
+        let point = Array(try #require(PinBinding.publicKeyBytes(of: key.publicKey)))
         let registration = PinBinding.registrationMessage(challenge: challenge, credentialID: credentialID, publicKey: point)
         #expect(registration.starts(with: Array("latch pin binding key v1\u{0}".utf8)))
         let unsigned = WebAuthnMessages.assertion(rpID: "latch.test", origin: "https://latch.test", challenge: Base64URL.encode(Data(challenge)))

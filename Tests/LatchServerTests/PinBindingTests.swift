@@ -5,6 +5,7 @@ import LatchApp
 import LatchCore
 import LatchJOSE
 import LatchModel
+import LatchSQLite
 import LatchTesting
 import Testing
 

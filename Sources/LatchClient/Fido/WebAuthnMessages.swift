@@ -95,7 +95,7 @@ public enum WebAuthnMessages {
             throw .invalidInput("not a WebAuthn response")
         }
         if response["attestationObject"] != nil {
-            guard key.algorithm == .ES256, let point = key.publicKey.p256?.x963Representation else {
+            guard key.algorithm == .ES256, let point = PinBinding.publicKeyBytes(of: key.publicKey) else {
                 throw .invalidInput("a PIN binding key must be a P-256 key")
             }
             let signature = try sign(PinBinding.registrationMessage(challenge: challenge, credentialID: credentialID, publicKey: Array(point)), key)

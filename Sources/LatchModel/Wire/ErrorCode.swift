@@ -222,16 +222,21 @@ public struct ErrorResponse: Codable, Sendable, Equatable {
     public var errorDescription: String?
     /// A PIN authenticator's status after a failed or refused attempt.
     public var pinStatus: FidoPinStatus?
+    /// At the token endpoint, why an `invalid_grant` was refused where the app can act on it
+    /// (``ErrorCode/pinBindingInvalid``).
+    public var reason: ErrorCode?
 
-    public init(error: ErrorCode, errorDescription: String?, pinStatus: FidoPinStatus? = nil) {
+    public init(error: ErrorCode, errorDescription: String?, pinStatus: FidoPinStatus? = nil, reason: ErrorCode? = nil) {
         self.error = error
         self.errorDescription = errorDescription
         self.pinStatus = pinStatus
+        self.reason = reason
     }
 
     enum CodingKeys: String, CodingKey {
         case error
         case errorDescription = "error_description"
         case pinStatus
+        case reason
     }
 }
