@@ -39,7 +39,10 @@ extension UserClient {
 
     /// Registers `authenticator` to the signed-in user: the server's options, a new key (from the PIN, for a PIN
     /// authenticator — checked first against the server's PIN policy), a `packed` self attestation; the device keeps
-    /// what restores the key. Returns the server's view of the new authenticator.
+    /// what restores the key. A PIN authenticator also gets a device binding key from the client's
+    /// ``DeviceKeyProvider`` (the Secure Enclave on iOS), whose signature every later PIN assertion carries, so that
+    /// only this device's wrong PINs count at the server (docs/fido.md, "PIN binding"). Returns the server's view of
+    /// the new authenticator.
     @discardableResult
     public func registerFidoAuthenticator(_ authenticator: any FidoAuthenticator, pin: String? = nil, name: String? = nil)
         async throws(UserClientError) -> FidoAuthenticatorInfo
