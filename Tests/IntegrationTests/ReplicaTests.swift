@@ -344,6 +344,8 @@ extension ReplicaTests {
         // The relying party is the issuer's host (https://id.replicas.test).
         let authenticator = TestWebAuthnAuthenticator(
             rpID: "id.replicas.test", origin: "https://id.replicas.test", aaguid: LatchAuthenticatorModel.pin.aaguid)
+        // Bound to its device, as the SDK registers it: only its own wrong PINs count (docs/fido.md, "PIN binding").
+        authenticator.bindingKey = P256.Signing.PrivateKey()
         let (_, options) = try await jsonRequest("POST", a.base + "/v1/fido/registration/options", body: [String: String](), bearer: access)
         let challenge = try #require(options["publicKey"]?["challenge"]?.stringValue)
         let (registered, _) = try await jsonRequest(
@@ -398,7 +400,7 @@ extension ReplicaTests {
         #expect(counted == [4: 1, 3: 1, 2: 1, 1: 1, 0: 6], "\(counted)")
         let (_, status) = try await jsonRequest(
             "POST", a.base + "/v1/fido/authenticators/status", body: FidoStatusRequest(credentialId: authenticator.credentialIDString))
-        #expect(status == ["state": "lockedOut", "remainingTries": 0, "coolDown": 0])
+        #expect(status == ["state": "lockedOut", "remainingTries": 0, "coolDown": 0, "bound": true])
 
         // 3. One passwordless sign-up ceremony completed ten times at once (each with its own registrationId) across
         // the replicas: one user is created, the others are refused.
