@@ -68,6 +68,7 @@ import LatchModel
 /// | `fido.pin.minLength` / `fido.pin.maxLength` | `6` / `6` | PIN length the SDK enforces (one given alone moves the other's default) |
 /// | `fido.pin.maxAttempts` | `5` | wrong PINs before a PIN authenticator locks |
 /// | `fido.pin.coolDowns` | `0,10,30,60` | seconds to wait after the 1st, 2nd, … wrong PIN (the last repeats) |
+/// | `fido.pin.unboundCoolDowns` | `0,10,30,60,300,900,3600` | an unbound PIN authenticator's cool-downs (it never locks) |
 /// | `sensitive.maxAgeSeconds` | `300` | how recent a sign-in sensitive operations need, s |
 /// | `login.validity` | `3600` | seconds an issuer-login session lasts (60–604800) |
 /// | `login.sensitiveMaxAge` | `300` | how recent an issuer login sensitive operations need, s (1–86400) |
@@ -349,12 +350,16 @@ public struct LatchConfiguration: Sendable {
             }
         }
         fidoPin.maxAttempts = Int(try ranged("fido.pin.maxAttempts", Int64(fidoPin.maxAttempts)))
-        if let text = reader.string(forKey: "fido.pin.coolDowns") {
+        let coolDownKeys: [(key: String, config: ConfigKey, path: WritableKeyPath<PinPolicy, [Int64]>)] = [
+            ("fido.pin.coolDowns", "fido.pin.coolDowns", \.coolDowns), ("fido.pin.unboundCoolDowns", "fido.pin.unboundCoolDowns", \.unboundCoolDowns),
+        ]
+        for (key, config, path) in coolDownKeys {
+            guard let text = reader.string(forKey: config) else { continue }
             let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Int64($0.trimmingCharacters(in: .whitespaces)) }
             guard (1...16).contains(values.count), values.allSatisfy({ $0.map { (0...86_400).contains($0) } ?? false }) else {
-                throw ConfigurationError(key: "fido.pin.coolDowns", problem: "must be 1–16 comma-separated seconds, each 0–86400")
+                throw ConfigurationError(key: key, problem: "must be 1–16 comma-separated seconds, each 0–86400")
             }
-            fidoPin.coolDowns = values.compactMap { $0 }
+            fidoPin[keyPath: path] = values.compactMap { $0 }
         }
         attestationChallengeLifetime = try ranged("attestation.challengeLifetime", attestationChallengeLifetime)
         appAttestRootsFile = reader.string(forKey: "attestation.appAttestRoots").flatMap { $0.isEmpty ? nil : $0 }
@@ -471,7 +476,7 @@ public struct LatchConfiguration: Sendable {
         "attestation.playIntegrityFreshness", "attestation.playIntegrityDeviceVerdict", "attestation.playIntegrityRequireRecognized",
         "attestation.playIntegrityRequireLicensed", "fido.rpId", "fido.origins", "fido.requireUserVerification",
         "fido.requireAttestation", "fido.allowedAaguids", "fido.deniedAaguids", "fido.maxAuthenticatorsPerUser", "oob.tokenLifetime", "fido.signUp", "fido.trustAnchors", "fido.metadataBlob", "fido.metadataRoots", "fido.pin.minLength",
-        "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns", "login.validity", "login.sensitiveMaxAge",
+        "fido.pin.maxLength", "fido.pin.maxAttempts", "fido.pin.coolDowns", "fido.pin.unboundCoolDowns", "login.validity", "login.sensitiveMaxAge",
         "login.refreshBeyondValidity", "hooks.allowPrivateAddresses", "dpop.requireNonce", "federation.webSessionLifetime",
         "federation.upstreamTimeout", "metrics.enabled", "metrics.port", "metrics.host", "audit.retentionDays",
         "tracing.enabled", "tracing.serviceName", "production",

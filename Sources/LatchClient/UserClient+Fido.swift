@@ -11,6 +11,10 @@ extension UserClient {
         var model: LatchAuthenticatorModel
         var userHandle: String
         var material: Data
+        /// A PIN authenticator's binding key (``DeviceSigningKey/storedRepresentation``, from the client's
+        /// ``DeviceKeyProvider``: a Secure Enclave key on iOS): it signs every PIN assertion so the server counts only
+        /// this device's wrong PINs. Nil for other authenticators and for PIN credentials made before binding.
+        var bindingKey: String?
     }
 
     var fidoCredentials: [FidoCredential] { load([FidoCredential].self, Item.fidoCredentials) ?? [] }
@@ -35,7 +39,10 @@ extension UserClient {
 
     /// Registers `authenticator` to the signed-in user: the server's options, a new key (from the PIN, for a PIN
     /// authenticator — checked first against the server's PIN policy), a `packed` self attestation; the device keeps
-    /// what restores the key. Returns the server's view of the new authenticator.
+    /// what restores the key. A PIN authenticator also gets a device binding key from the client's
+    /// ``DeviceKeyProvider`` (the Secure Enclave on iOS), whose signature every later PIN assertion carries, so that
+    /// only this device's wrong PINs count at the server (docs/fido.md, "PIN binding"). Returns the server's view of
+    /// the new authenticator.
     @discardableResult
     public func registerFidoAuthenticator(_ authenticator: any FidoAuthenticator, pin: String? = nil, name: String? = nil)
         async throws(UserClientError) -> FidoAuthenticatorInfo
@@ -115,14 +122,40 @@ extension UserClient {
         let key = try await authenticator.createKey(pin: pin)
         var credentialID = [UInt8](repeating: 0, count: 32)
         for index in credentialID.indices { credentialID[index] = UInt8.random(in: 0...255) }
-        let credential = try await WebAuthnMessages.registration(
+        var credential = try await WebAuthnMessages.registration(
             credentialID: credentialID, aaguid: authenticator.model.aaguid, publicKey: key.publicKey, rpID: rpID, origin: fidoOrigin,
             challenge: challenge
         ) { message throws(UserClientError) in try await authenticator.sign(message, material: key.material, pin: pin) }
+        var bindingKey: String?
+        if authenticator.model == .pin {
+            // The PIN binding key: made by the client's key provider (the Secure Enclave on iOS), registered with
+            // proof of possession; the server then counts only wrong PINs this device vouches for.
+            let binding = try keyProvider.makeKey(.ES256)
+            guard let challengeBytes = Base64URL.decode(challenge) else { throw .invalidInput("malformed registration options") }
+            credential = try WebAuthnMessages.withPinBinding(credential, key: binding, challenge: Array(challengeBytes), credentialID: credentialID)
+            bindingKey = binding.storedRepresentation
+        }
         let stored = FidoCredential(
             authenticatorId: "", credentialId: Base64URL.encode(Data(credentialID)), model: authenticator.model, userHandle: userHandle,
-            material: key.material)
+            material: key.material, bindingKey: bindingKey)
         return (ceremonyID, credential, stored)
+    }
+
+    /// The binding key of `stored` when it is a bound PIN credential, restored before anything is signed: on another
+    /// device (a restored backup) this throws ``UserClientError/deviceKeyLost`` and nothing reaches the server.
+    func pinBindingKey(of stored: FidoCredential) throws(UserClientError) -> (any DeviceSigningKey)? {
+        guard stored.model == .pin, let text = stored.bindingKey else { return nil }
+        return try keyProvider.restoreKey(text)
+    }
+
+    /// `assertion` with this device's binding signature (`pinBinding`) by `key`; unchanged without a key (an unbound
+    /// PIN credential made before binding, or another authenticator).
+    func bound(_ assertion: JSONValue, of stored: FidoCredential, key: (any DeviceSigningKey)?, challenge: String) throws(UserClientError) -> JSONValue {
+        guard let key else { return assertion }
+        guard let challengeBytes = Base64URL.decode(challenge), let credentialID = Base64URL.decode(stored.credentialId) else {
+            throw .invalidInput("malformed authentication options")
+        }
+        return try WebAuthnMessages.withPinBinding(assertion, key: key, challenge: Array(challengeBytes), credentialID: Array(credentialID))
     }
 
     // MARK: Sign-in
@@ -139,10 +172,11 @@ extension UserClient {
             guard let ceremonyID = options["ceremonyId"]?.stringValue, let challenge = options["publicKey"]?["challenge"]?.stringValue,
                 let rpID = options["publicKey"]?["rpId"]?.stringValue
             else { throw UserClientError.invalidInput("malformed authentication options") }
+            let bindingKey = try pinBindingKey(of: stored)
             let assertion = try await WebAuthnMessages.assertion(
                 credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
             ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: pin) }
-            return try await webAuthnGrant(ceremonyID: ceremonyID, assertion: assertion)
+            return try await webAuthnGrant(ceremonyID: ceremonyID, assertion: try bound(assertion, of: stored, key: bindingKey, challenge: challenge))
         } catch {
             setStatus(.notSignedIn(.signInFailed))
             throw error
@@ -191,9 +225,13 @@ extension UserClient {
         guard let ceremonyID = options["ceremonyId"]?.stringValue, let challenge = options["publicKey"]?["challenge"]?.stringValue,
             let rpID = options["publicKey"]?["rpId"]?.stringValue
         else { throw .invalidInput("malformed PIN change options") }
-        let assertion = try await WebAuthnMessages.assertion(
-            credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
-        ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: oldPin) }
+        let bindingKey = try pinBindingKey(of: stored)
+        let assertion = try bound(
+            try await WebAuthnMessages.assertion(
+                credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
+            ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: oldPin) },
+            of: stored, key: bindingKey, challenge: challenge)
+        // The new PIN's key goes under the same credential id; the binding key stays as registered.
         let key = try await authenticator.createKey(pin: newPin)
         let credential = try await WebAuthnMessages.registration(
             credentialID: Array(credentialID), aaguid: authenticator.model.aaguid, publicKey: key.publicKey, rpID: rpID, origin: fidoOrigin,

@@ -96,7 +96,8 @@ extension UserClient {
         return operation
     }
 
-    /// An assertion for request `options` by the credential this device holds among those allowed.
+    /// An assertion for request `options` by the credential this device holds among those allowed (with its PIN
+    /// binding signature, for a bound PIN credential).
     func assert(_ authenticator: any FidoAuthenticator, publicKey options: JSONValue, pin: String?)
         async throws(UserClientError) -> (json: JSONValue, stored: FidoCredential)
     {
@@ -105,9 +106,10 @@ extension UserClient {
             let credentialID = Base64URL.decode(stored.credentialId), let challenge = options["challenge"]?.stringValue,
             let rpID = options["rpId"]?.stringValue
         else { throw .notRegistered }
+        let bindingKey = try pinBindingKey(of: stored)
         let assertion = try await WebAuthnMessages.assertion(
             credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
         ) { message throws(UserClientError) in try await authenticator.sign(message, material: stored.material, pin: pin) }
-        return (assertion, stored)
+        return (try bound(assertion, of: stored, key: bindingKey, challenge: challenge), stored)
     }
 }

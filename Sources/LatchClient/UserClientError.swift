@@ -40,6 +40,10 @@ public struct UserClientError: Error, Sendable, CustomStringConvertible {
         public static let network = Code(rawValue: "network_error")
         /// A PIN authenticator's proof failed, or it is cooling down or locked out (``UserClientError/pinStatus``).
         public static let pinAttemptFailed = Code(rawValue: "pin_attempt_failed")
+        /// The server refused a PIN assertion for its device binding (a binding key the server does not know: the
+        /// credential was copied to another device, or the authenticator was re-registered elsewhere). Nothing was
+        /// counted; register the PIN authenticator again on this device.
+        public static let pinBindingInvalid = Code(rawValue: "pin_binding_invalid")
         /// A new PIN does not meet the server's PIN policy (``UserClientError/pinRefusal``); ask for another.
         public static let pinRefused = Code(rawValue: "pin_refused")
         /// An issuer login was refused because of one token (``UserClientError/tokenIndex``).
@@ -226,6 +230,9 @@ public struct UserClientError: Error, Sendable, CustomStringConvertible {
             return status >= 500 ? .serviceUnavailable : .server(code: "http_\(status)", message: nil)
         }
         if let status = answer.pinStatus { return .pinAttemptFailed(status) }
+        if answer.reason == .pinBindingInvalid || answer.error == .pinBindingInvalid {
+            return UserClientError(.pinBindingInvalid, answer.errorDescription)
+        }
         let detail = "\(answer.error.rawValue): \(answer.errorDescription ?? "")"
         switch answer.error {
         case .invalidToken: return .notSignedIn

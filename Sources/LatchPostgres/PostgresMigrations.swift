@@ -391,6 +391,14 @@ enum PostgresMigrations {
                 "ALTER TABLE audit_log ALTER COLUMN txid SET DEFAULT pg_current_xact_id()",
             ]
         ),
+        (
+            "0018_pin_binding",
+            [
+                // A PIN authenticator's device binding key (65-byte uncompressed P-256 point); NULL for other
+                // authenticators and for PIN authenticators registered before binding.
+                "ALTER TABLE authenticators ADD COLUMN pin_binding_key BYTEA",
+            ]
+        ),
     ]
 
     /// The advisory lock that lets one replica at a time migrate.

@@ -3,12 +3,13 @@ import LatchCore
 import PostgresNIO
 
 extension PostgresStore: AuthenticatorStore {
-    typealias AuthenticatorRow = (String, String, Data, Data, Int64, Data, String, String, Bool, Int64, Int64?, Int64, Int64?)
+    typealias AuthenticatorRow = (String, String, Data, Data, Int64, Data, String, String, Bool, Int64, Int64?, Int64, Int64?, Data?)
 
     static func authenticator(_ row: AuthenticatorRow) throws -> Authenticator {
         Authenticator(
             id: row.0, userID: row.1, credentialID: row.2, publicKeyCOSE: row.3, signCount: try StoredForm.signCount(row.4), aaguid: row.5,
-            format: row.6, name: row.7, backupEligible: row.8, createdAt: row.9, lastUsedAt: row.10, failedAttempts: Int(row.11), lastFailedAt: row.12)
+            format: row.6, name: row.7, backupEligible: row.8, createdAt: row.9, lastUsedAt: row.10, failedAttempts: Int(row.11), lastFailedAt: row.12,
+            pinBindingKey: row.13)
     }
 
     public func authenticators(userID: String) async throws -> [Authenticator] {
@@ -16,7 +17,7 @@ extension PostgresStore: AuthenticatorStore {
             try await client.query(
                 """
                 SELECT id, user_id, credential_id, public_key, sign_count, aaguid, format, name, backup_eligible, created_at, last_used_at,
-                    failed_attempts, last_failed_at
+                    failed_attempts, last_failed_at, pin_binding_key
                 FROM authenticators WHERE user_id = \(userID) ORDER BY created_at, id
                 """
             ).all(AuthenticatorRow.self).map(Self.authenticator)
@@ -29,14 +30,14 @@ extension PostgresStore: AuthenticatorStore {
                 try """
                 SELECT u.id, u.username, u.kind, u.issuer, u.subject, u.claims, u.created_at,
                     a.id, a.user_id, a.credential_id, a.public_key, a.sign_count, a.aaguid, a.format, a.name, a.backup_eligible, a.created_at,
-                    a.last_used_at, a.failed_attempts, a.last_failed_at
+                    a.last_used_at, a.failed_attempts, a.last_failed_at, a.pin_binding_key
                 FROM authenticators a JOIN users u ON u.id = a.user_id WHERE a.credential_id = \(credentialID)
                 """
-            ).first((String, String, String, String?, String?, String, Int64, String, String, Data, Data, Int64, Data, String, String, Bool, Int64, Int64?, Int64, Int64?).self)
+            ).first((String, String, String, String?, String?, String, Int64, String, String, Data, Data, Int64, Data, String, String, Bool, Int64, Int64?, Int64, Int64?, Data?).self)
             .map { row in
                 (
                     try Self.user((row.0, row.1, row.2, row.3, row.4, row.5, row.6)),
-                    try Self.authenticator((row.7, row.8, row.9, row.10, row.11, row.12, row.13, row.14, row.15, row.16, row.17, row.18, row.19))
+                    try Self.authenticator((row.7, row.8, row.9, row.10, row.11, row.12, row.13, row.14, row.15, row.16, row.17, row.18, row.19, row.20))
                 )
             }
         }
@@ -49,11 +50,11 @@ extension PostgresTransaction: AuthenticatorWrites {
             try """
             INSERT INTO authenticators (
                 id, user_id, credential_id, public_key, sign_count, aaguid, format, name, backup_eligible, created_at, last_used_at, failed_attempts,
-                last_failed_at)
+                last_failed_at, pin_binding_key)
             SELECT \(authenticator.id), \(authenticator.userID), \(authenticator.credentialID), \(authenticator.publicKeyCOSE),
                 \(Int64(authenticator.signCount)), \(authenticator.aaguid), \(authenticator.format), \(authenticator.name),
                 \(authenticator.backupEligible), \(authenticator.createdAt), \(authenticator.lastUsedAt), \(Int64(authenticator.failedAttempts)),
-                \(authenticator.lastFailedAt)
+                \(authenticator.lastFailedAt), \(authenticator.pinBindingKey)
             WHERE EXISTS (SELECT 1 FROM users WHERE id = \(authenticator.userID) FOR KEY SHARE)
             ON CONFLICT DO NOTHING RETURNING 1
             """, orRefuse: refusal)

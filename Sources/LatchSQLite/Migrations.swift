@@ -441,6 +441,13 @@ enum Migrations {
                 UPDATE audit_log SET position = seq;
                 CREATE UNIQUE INDEX audit_log_position ON audit_log (position);
                 """),
+        Migration(
+            name: "0018_pin_binding",
+            sql: """
+                -- A PIN authenticator's device binding key (65-byte uncompressed P-256 point); NULL for other
+                -- authenticators and for PIN authenticators registered before binding.
+                ALTER TABLE authenticators ADD COLUMN pin_binding_key BLOB;
+                """),
     ]
 
     /// Applies the migrations `handle` lacks, in one transaction; refuses a schema newer than this binary or one

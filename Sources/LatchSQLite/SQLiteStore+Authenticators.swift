@@ -3,14 +3,15 @@ import LatchCore
 
 extension SQLiteStore: AuthenticatorStore {
     static let authenticatorColumns =
-        "id, user_id, credential_id, public_key, sign_count, aaguid, format, name, backup_eligible, created_at, last_used_at, failed_attempts, last_failed_at"
+        "id, user_id, credential_id, public_key, sign_count, aaguid, format, name, backup_eligible, created_at, last_used_at, failed_attempts, last_failed_at, pin_binding_key"
 
     static func decodeAuthenticator(_ row: SQLRow, offset: Int = 0) throws -> Authenticator {
         Authenticator(
             id: row.text(offset), userID: row.text(offset + 1), credentialID: row.blob(offset + 2), publicKeyCOSE: row.blob(offset + 3),
             signCount: try StoredForm.signCount(row.int(offset + 4)), aaguid: row.blob(offset + 5), format: row.text(offset + 6),
             name: row.text(offset + 7), backupEligible: row.int(offset + 8) != 0, createdAt: row.int(offset + 9),
-            lastUsedAt: row.optionalInt(offset + 10), failedAttempts: Int(row.int(offset + 11)), lastFailedAt: row.optionalInt(offset + 12))
+            lastUsedAt: row.optionalInt(offset + 10), failedAttempts: Int(row.int(offset + 11)), lastFailedAt: row.optionalInt(offset + 12),
+            pinBindingKey: row.optionalBlob(offset + 13))
     }
 
     public func authenticators(userID: String) async throws -> [Authenticator] {
@@ -38,13 +39,14 @@ extension SQLiteTransaction: AuthenticatorWrites {
     func insertAuthenticator(_ authenticator: Authenticator, ifTaken refusal: any Error & Sendable) {
         changeOne(
             """
-            INSERT INTO authenticators (\(SQLiteStore.authenticatorColumns)) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+            INSERT INTO authenticators (\(SQLiteStore.authenticatorColumns)) SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
             WHERE EXISTS (SELECT 1 FROM users WHERE id = ?) ON CONFLICT DO NOTHING
             """,
             [
                 .text(authenticator.id), .text(authenticator.userID), .blob(authenticator.credentialID), .blob(authenticator.publicKeyCOSE),
                 .int(Int64(authenticator.signCount)), .blob(authenticator.aaguid), .text(authenticator.format), .text(authenticator.name),
                 .int(authenticator.backupEligible ? 1 : 0), .int(authenticator.createdAt), authenticator.lastUsedAt.sql, .int(Int64(authenticator.failedAttempts)), authenticator.lastFailedAt.sql,
+                authenticator.pinBindingKey.map { .blob($0) } ?? .null,
                 .text(authenticator.userID),
             ], orRefuse: refusal)
     }

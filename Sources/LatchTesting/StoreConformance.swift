@@ -1024,6 +1024,41 @@ public enum StoreConformance {
                 try await store.write { $0.reservePinAttempt(id: "missing", maxAttempts: 5, coolDowns: [0], at: 60, ifRefused: Refusal.used) }
             }
         },
+        Check(name: "PIN binding keys are kept (both reads, a PIN change keeps them); an unbound reservation never locks, its last cool-down repeats") { store, replica in
+            try await register(store, user("alice"))
+            let binding = Data([0x04] + [UInt8](repeating: 0x5A, count: 64))
+            for (id, credential, key) in [("b1", UInt8(1), binding as Data?), ("u1", 2, nil)] {
+                let authenticator = Authenticator(
+                    id: id, userID: "u-alice", credentialID: Data(repeating: credential, count: 32), publicKeyCOSE: Data([0xA1, credential]),
+                    signCount: 0, aaguid: Data(count: 16), format: "packed", name: id, backupEligible: false, createdAt: 10, pinBindingKey: key)
+                try await store.write { $0.insertAuthenticator(authenticator, ifTaken: Refusal.taken) }
+            }
+            #expect(try await replica.authenticator(credentialID: Data(repeating: 1, count: 32))?.1.pinBindingKey == binding)
+            #expect(try await replica.authenticators(userID: "u-alice").map(\.pinBindingKey) == [binding, nil])
+            try await store.write {
+                $0.replaceAuthenticatorKey(id: "b1", oldPublicKeyCOSE: Data([0xA1, 1]), publicKeyCOSE: Data([0xA1, 9]), signCount: 0, at: 20, ifChanged: Refusal.used)
+            }
+            #expect(try await replica.authenticator(credentialID: Data(repeating: 1, count: 32))?.1.pinBindingKey == binding)
+            // An unbound authenticator's reservations run under an unreachable limit: past any maxAttempts, refused only
+            // while a cool-down runs — after the 1st failure 0 s, then 10 s, and 10 s again past the list's end.
+            let limit = Int(Int32.max)
+            var at: Int64 = 100
+            for expected in 1...8 {
+                let now = at
+                #expect(try await pick(expected, store, replica).write {
+                    $0.reservePinAttempt(id: "u1", maxAttempts: limit, coolDowns: [0, 10], at: now, ifRefused: Refusal.used)
+                }.value == expected)
+                if expected >= 2 {
+                    let early = at + 9
+                    await #expect(throws: Refusal.used) {
+                        try await store.write { $0.reservePinAttempt(id: "u1", maxAttempts: limit, coolDowns: [0, 10], at: early, ifRefused: Refusal.used) }
+                    }
+                    at += 10
+                }
+            }
+            let unbound = try #require(try await store.authenticator(credentialID: Data(repeating: 2, count: 32))?.1)
+            #expect(unbound.failedAttempts == 8 && unbound.pinBindingKey == nil)
+        },
         Check(name: "out-of-band transactions: token hashes unique; redeemed once across two replicas, never after expiry; completed once; gone with their user") { store, replica in
             try await register(store, user("alice"))
             @Sendable func transaction(_ id: String, user: String = "alice", token: UInt8, expiresAt: Int64 = 500) -> OutOfBandTransaction {

@@ -17,6 +17,13 @@ public final class TestWebAuthnAuthenticator: @unchecked Sendable {
     public var counter: UInt32 = 0
     /// The key assertions are signed with (the credential's key unless swapped).
     public var signWith: P256.Signing.PrivateKey?
+    /// A PIN authenticator's device binding key (docs/fido.md, "PIN binding"): when set, registrations carry
+    /// `pinBinding {publicKey, signature}` and assertions `pinBinding {signature}`.
+    public var bindingKey: P256.Signing.PrivateKey?
+    /// The key assertions' binding signatures are made with (the binding key unless swapped: a forgery).
+    public var bindWith: P256.Signing.PrivateKey?
+    /// Whether assertions leave out `pinBinding` even with a binding key.
+    public var omitBinding = false
 
     public init(rpID: String, origin: String, aaguid: [UInt8] = [UInt8](repeating: 0xAA, count: 16)) {
         self.rpID = rpID
@@ -50,13 +57,21 @@ public final class TestWebAuthnAuthenticator: @unchecked Sendable {
             .init(.text("fmt"), .text(format)), .init(.text("attStmt"), statement(authData, Array(SHA256.hash(data: clientData)))),
             .init(.text("authData"), .bytes(authData)),
         ])
-        return .object([
+        var fields: [String: JSONValue] = [
             "id": .string(credentialIDString), "rawId": .string(credentialIDString), "type": "public-key", "clientExtensionResults": .object([:]),
             "response": .object([
                 "clientDataJSON": .string(Base64URL.encode(Data(clientData))),
                 "attestationObject": .string(Base64URL.encode(Data(object.encoded))),
             ]),
-        ])
+        ]
+        if let bindingKey {
+            let point = bindingKey.publicKey.x963Representation
+            let message = PinBinding.registrationMessage(
+                challenge: Array(Base64URL.decode(challenge) ?? Data()), credentialID: credentialID, publicKey: Array(point))
+            let signature = (try? bindingKey.signature(for: message).rawRepresentation) ?? Data()
+            fields["pinBinding"] = .object(["publicKey": .string(Base64URL.encode(point)), "signature": .string(Base64URL.encode(signature))])
+        }
+        return .object(fields)
     }
 
     /// An AuthenticationResponseJSON for `challenge`, with the counter moved to `counter` (default: one more).
@@ -72,7 +87,15 @@ public final class TestWebAuthnAuthenticator: @unchecked Sendable {
             "signature": .string(Base64URL.encode(signature.derRepresentation)),
         ]
         if let userHandle { response["userHandle"] = .string(userHandle) }
-        return .object(["id": .string(credentialIDString), "rawId": .string(credentialIDString), "type": "public-key", "response": .object(response)])
+        var fields: [String: JSONValue] = [
+            "id": .string(credentialIDString), "rawId": .string(credentialIDString), "type": "public-key", "response": .object(response),
+        ]
+        if let binder = bindWith ?? bindingKey, !omitBinding {
+            let message = PinBinding.assertionMessage(
+                challenge: Array(Base64URL.decode(challenge) ?? Data()), credentialID: credentialID, authenticatorData: authData, clientDataJSON: data)
+            fields["pinBinding"] = .object(["signature": .string(Base64URL.encode(try binder.signature(for: message).rawRepresentation))])
+        }
+        return .object(fields)
     }
 
     /// The assertion as the token endpoint's `credential` parameter (a JSON string).

@@ -106,7 +106,7 @@ struct Device: AsyncParsableCommand {
         case .network, .serviceUnavailable: 3
         case .notRegistered, .deviceKeyLost: 4
         case .notSignedIn: 5
-        case .notAuthorized, .issuerTokenRejected: 6
+        case .notAuthorized, .issuerTokenRejected, .pinBindingInvalid: 6
         case .insufficientAuthentication: 7
         case .alreadyRegistered: 8
         case .invalidConfiguration, .invalidInput, .pinRefused: 2

@@ -23,7 +23,7 @@ extension Device {
         }
 
         static func describe(_ status: FidoPinStatus) -> String {
-            "\(status.state) (remaining tries \(status.remainingTries), cool-down \(status.coolDown) s)"
+            "\(status.state) (remaining tries \(status.remainingTries), cool-down \(status.coolDown) s)" + (status.bound == false ? ", unbound: re-enrol to bind it to this device" : "")
         }
 
         struct SignUp: AsyncParsableCommand {

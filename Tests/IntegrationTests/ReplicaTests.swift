@@ -325,7 +325,7 @@ struct ReplicaTests {
 }
 
 extension ReplicaTests {
-    @Test("Across two replicas: one FIDO ceremony signs in once; ten wrong PINs at once count to exactly the lockout; one sign-up ceremony creates one user; one out-of-band token is redeemed once")
+    @Test("Across two replicas: one FIDO ceremony signs in once; a stranger's assertions (no or a forged PIN binding) count nothing; ten wrong PINs at once count to exactly the lockout; one sign-up ceremony creates one user; one out-of-band token is redeemed once")
     func fidoRaces() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -344,6 +344,8 @@ extension ReplicaTests {
         // The relying party is the issuer's host (https://id.replicas.test).
         let authenticator = TestWebAuthnAuthenticator(
             rpID: "id.replicas.test", origin: "https://id.replicas.test", aaguid: LatchAuthenticatorModel.pin.aaguid)
+        // Bound to its device, as the SDK registers it: only its own wrong PINs count (docs/fido.md, "PIN binding").
+        authenticator.bindingKey = P256.Signing.PrivateKey()
         let (_, options) = try await jsonRequest("POST", a.base + "/v1/fido/registration/options", body: [String: String](), bearer: access)
         let challenge = try #require(options["publicKey"]?["challenge"]?.stringValue)
         let (registered, _) = try await jsonRequest(
@@ -375,9 +377,28 @@ extension ReplicaTests {
             "POST", a.base + "/v1/fido/authenticators/status", body: FidoStatusRequest(credentialId: authenticator.credentialIDString))
         #expect(afterRace["remainingTries"]?.intValue == 5, "\(afterRace)")
 
-        // 2. Ten wrong PINs at once across the replicas: five are counted (tries 4, 3, 2, 1, then locked), the rest
-        // find it locked; never more, never fewer.
+        // 2a. A stranger (random keys, UV set, no binding or a forged one) sends maxAttempts + 2 assertions across the
+        // replicas: each refused for its binding, none counted.
         authenticator.signWith = P256.Signing.PrivateKey()
+        for attempt in 0..<7 {
+            let base = attempt.isMultiple(of: 2) ? a.base : b.base
+            authenticator.omitBinding = attempt.isMultiple(of: 2)
+            authenticator.bindWith = P256.Signing.PrivateKey()
+            let (_, options) = try await jsonRequest("POST", base + "/v1/fido/authentication/options", body: [String: String]())
+            let forged = try authenticator.assert(
+                challenge: try #require(options["publicKey"]?["challenge"]?.stringValue), userHandle: userHandle, counter: 0)
+            let (status, answer) = try await Self.token(
+                base, ["grant_type": GrantType.webauthn, "ceremony_id": options["ceremonyId"]?.stringValue ?? "", "credential": forged])
+            #expect(status == 400 && answer["reason"] == "pin_binding_invalid" && answer["pinStatus"] == nil, "\(answer)")
+        }
+        authenticator.omitBinding = false
+        authenticator.bindWith = nil
+        let (_, afterStranger) = try await jsonRequest(
+            "POST", b.base + "/v1/fido/authenticators/status", body: FidoStatusRequest(credentialId: authenticator.credentialIDString))
+        #expect(afterStranger == ["state": "unlocked", "remainingTries": 5, "coolDown": 0, "bound": true])
+
+        // 2. Ten wrong PINs at once from the device across the replicas: five are counted (tries 4, 3, 2, 1, then
+        // locked), the rest find it locked; never more, never fewer.
         let remaining = Tally()
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<10 {
@@ -398,7 +419,7 @@ extension ReplicaTests {
         #expect(counted == [4: 1, 3: 1, 2: 1, 1: 1, 0: 6], "\(counted)")
         let (_, status) = try await jsonRequest(
             "POST", a.base + "/v1/fido/authenticators/status", body: FidoStatusRequest(credentialId: authenticator.credentialIDString))
-        #expect(status == ["state": "lockedOut", "remainingTries": 0, "coolDown": 0])
+        #expect(status == ["state": "lockedOut", "remainingTries": 0, "coolDown": 0, "bound": true])
 
         // 3. One passwordless sign-up ceremony completed ten times at once (each with its own registrationId) across
         // the replicas: one user is created, the others are refused.

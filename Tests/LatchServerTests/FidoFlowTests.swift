@@ -94,11 +94,13 @@ struct PinAuthenticatorTests {
         let authenticator: TestWebAuthnAuthenticator
         let id: String
 
-        static func make(_ client: Client, name: String = "pin-user") async throws -> Setup {
+        /// `bound`: registered with a PIN binding key, as the SDK does; false: an authenticator from before binding.
+        static func make(_ client: Client, name: String = "pin-user", bound: Bool = true) async throws -> Setup {
             let deviceKey = try PrivateKey.generate(.ES256)
             let user = try await client.registerWithTestKey(username: name, deviceKey: deviceKey)
             let bearer = try await client.signInWithKey(username: user.username, deviceKey: deviceKey).decode(TokenResponse.self).accessToken
             let authenticator = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test", aaguid: LatchAuthenticatorModel.pin.aaguid)
+            if bound { authenticator.bindingKey = P256.Signing.PrivateKey() }
             let options = try await Self.post(client, "/v1/fido/registration/options", .object([:]), bearer: bearer)
             let challenge = try #require(options.json["publicKey"]?["challenge"]?.stringValue)
             let registered = try await Self.post(
@@ -134,7 +136,7 @@ struct PinAuthenticatorTests {
     func lockout() async throws {
         try await Deployment.make { $0.fidoPin.coolDowns = [0, 10, 30] }.run { client in
             let setup = try await Setup.make(client)
-            #expect(try await setup.status() == ["state": "unlocked", "remainingTries": 5, "coolDown": 0])
+            #expect(try await setup.status() == ["state": "unlocked", "remainingTries": 5, "coolDown": 0, "bound": true])
             let good = try await setup.signIn(wrong: false)
             #expect(good.status == .ok, "\(String(decoding: good.body, as: UTF8.self))")
             let claims = try verifyAgainstJWKS(
@@ -144,14 +146,14 @@ struct PinAuthenticatorTests {
             // 1st wrong PIN: no wait; 2nd: 10 s; inside the cool-down even the right PIN is refused, uncounted.
             let first = try await setup.signIn(wrong: true)
             #expect(first.code == "invalid_grant")
-            #expect(first.json["pinStatus"] == ["state": "lastAttemptFailed", "remainingTries": 4, "coolDown": 0])
+            #expect(first.json["pinStatus"] == ["state": "lastAttemptFailed", "remainingTries": 4, "coolDown": 0, "bound": true])
             let second = try await setup.signIn(wrong: true)
-            #expect(second.json["pinStatus"] == ["state": "lastAttemptFailed", "remainingTries": 3, "coolDown": 10])
+            #expect(second.json["pinStatus"] == ["state": "lastAttemptFailed", "remainingTries": 3, "coolDown": 10, "bound": true])
             let waiting = try await setup.signIn(wrong: false)
             #expect(waiting.code == "invalid_grant")
             #expect(waiting.json["pinStatus"]?["remainingTries"] == 3)
             client.deployment.clock.advance(by: 4)
-            #expect(try await setup.status() == ["state": "lastAttemptFailed", "remainingTries": 3, "coolDown": 6])
+            #expect(try await setup.status() == ["state": "lastAttemptFailed", "remainingTries": 3, "coolDown": 6, "bound": true])
             client.deployment.clock.advance(by: 6)
             // The right PIN after the cool-down: signed in, the count cleared.
             #expect(try await setup.signIn(wrong: false).status == .ok)
@@ -163,7 +165,7 @@ struct PinAuthenticatorTests {
                 #expect(reply.json["pinStatus"]?["remainingTries"] == .int(Int64(5 - attempt)))
                 client.deployment.clock.advance(by: 30)
             }
-            #expect(try await setup.status() == ["state": "lockedOut", "remainingTries": 0, "coolDown": 0])
+            #expect(try await setup.status() == ["state": "lockedOut", "remainingTries": 0, "coolDown": 0, "bound": true])
             let locked = try await setup.signIn(wrong: false)
             #expect(locked.code == "invalid_grant")
             #expect(locked.json["pinStatus"]?["state"] == "lockedOut")
@@ -224,7 +226,7 @@ struct PinAuthenticatorTests {
             // Verified: answered "wrong PIN"; the rest never reached the signature (locked, or the last tries taken).
             let verified = replies.filter { $0.json["error_description"]?.stringValue?.hasPrefix("wrong PIN") == true }
             #expect(verified.count == 3, "\(replies.map { $0.json["error_description"]?.stringValue ?? "" })")
-            #expect(try await setup.status() == ["state": "lockedOut", "remainingTries": 0, "coolDown": 0])
+            #expect(try await setup.status() == ["state": "lockedOut", "remainingTries": 0, "coolDown": 0, "bound": true])
             // One event per counted wrong PIN: two failures, then the lock.
             let failed = try await client.admin(.get, "/admin/v1/audit?type=authenticator.pin_failed").decode(AuditPage.self).records
             let locked = try await client.admin(.get, "/admin/v1/audit?type=authenticator.locked").decode(AuditPage.self).records

@@ -142,6 +142,7 @@ struct OutOfBandFlowTests {
         let enrollment = try await client.admin(.post, "/admin/v1/users/\(name)/enrollments", OutOfBandEnrollmentRequest(createUser: true)).json
         let redeemed = try await redeem(client, try scan(enrollment))
         let phone = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test", aaguid: LatchAuthenticatorModel.pin.aaguid)
+        phone.bindingKey = P256.Signing.PrivateKey()
         let challenge = try #require(redeemed.json["publicKey"]?["challenge"]?.stringValue)
         let registered = try await post(
             client, "/v1/oob/registration", .object(["ceremonyId": redeemed.json["ceremonyId"] ?? .null, "credential": phone.register(challenge: challenge)]))
@@ -173,9 +174,16 @@ struct OutOfBandFlowTests {
             let (second, declined) = try await ask("Pay 9,999 € to Mallory?")
             #expect(try await Self.post(client, "/v1/oob/deny", .object(["ceremonyId": declined.json["ceremonyId"] ?? .null])).json["status"] == "denied")
             #expect(try await Self.status(client, second)["status"] == "denied")
-            // A wrong PIN: counted, the approval fails.
-            let (third, wrong) = try await ask("Pay 5 € to Carol?")
+            // A stranger's key with a forged binding: refused for the binding before anything is counted.
+            let (_, forged) = try await ask("Pay 7 € to Dave?")
             phone.signWith = P256.Signing.PrivateKey()
+            phone.bindWith = P256.Signing.PrivateKey()
+            let stranger = try phone.assertion(challenge: try #require(forged.json["publicKey"]?["challenge"]?.stringValue), userHandle: nil, counter: 0)
+            phone.bindWith = nil
+            let unbound = try await Self.post(client, "/v1/oob/authentication", .object(["ceremonyId": forged.json["ceremonyId"] ?? .null, "credential": stranger]))
+            #expect(unbound.code == "pin_binding_invalid" && unbound.json["pinStatus"] == nil, "\(String(decoding: unbound.body, as: UTF8.self))")
+            // A wrong PIN from the phone (its binding verifies): counted, the approval fails.
+            let (third, wrong) = try await ask("Pay 5 € to Carol?")
             let bad = try phone.assertion(challenge: try #require(wrong.json["publicKey"]?["challenge"]?.stringValue), userHandle: nil, counter: 0)
             let refused = try await Self.post(client, "/v1/oob/authentication", .object(["ceremonyId": wrong.json["ceremonyId"] ?? .null, "credential": bad]))
             #expect(refused.code == "pin_attempt_failed" && refused.json["pinStatus"]?["remainingTries"] == 4)

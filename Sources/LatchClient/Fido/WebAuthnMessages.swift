@@ -82,6 +82,47 @@ public enum WebAuthnMessages {
         ])
     }
 
+    // MARK: PIN binding
+
+    /// A PIN authenticator's message with the device binding (docs/fido.md, "PIN binding"): a RegistrationResponseJSON
+    /// gets `pinBinding {publicKey, signature}` — the binding key and its proof of possession — and an
+    /// AuthenticationResponseJSON gets `pinBinding {signature}` over the ceremony `challenge`, the credential id and
+    /// the assertion, so the server counts a failed PIN only when this device's binding key vouches for it.
+    public static func withPinBinding(_ message: JSONValue, key: any JWSSigningKey, challenge: [UInt8], credentialID: [UInt8])
+        throws(UserClientError) -> JSONValue
+    {
+        guard case .object(var fields) = message, case .object(let response)? = fields["response"] else {
+            throw .invalidInput("not a WebAuthn response")
+        }
+        if response["attestationObject"] != nil {
+            guard key.algorithm == .ES256, let point = PinBinding.publicKeyBytes(of: key.publicKey) else {
+                throw .invalidInput("a PIN binding key must be a P-256 key")
+            }
+            let signature = try sign(PinBinding.registrationMessage(challenge: challenge, credentialID: credentialID, publicKey: Array(point)), key)
+            fields["pinBinding"] = .object(["publicKey": .string(Base64URL.encode(point)), "signature": .string(Base64URL.encode(signature))])
+        } else {
+            guard let clientData = response["clientDataJSON"]?.stringValue.flatMap({ Base64URL.decode($0) }),
+                let authenticatorData = response["authenticatorData"]?.stringValue.flatMap({ Base64URL.decode($0) })
+            else { throw .invalidInput("not an AuthenticationResponseJSON") }
+            let signature = try sign(
+                PinBinding.assertionMessage(
+                    challenge: challenge, credentialID: credentialID, authenticatorData: Array(authenticatorData), clientDataJSON: Array(clientData)),
+                key)
+            fields["pinBinding"] = .object(["signature": .string(Base64URL.encode(signature))])
+        }
+        return .object(fields)
+    }
+
+    static func sign(_ message: [UInt8], _ key: any JWSSigningKey) throws(UserClientError) -> Data {
+        do {
+            return try key.signature(for: message)
+        } catch let error as UserClientError {
+            throw error
+        } catch {
+            throw .platform(.secureEnclaveUnavailable, "the PIN binding key could not sign: \(error)", underlying: error)
+        }
+    }
+
     // MARK: With an authenticator's (asynchronous) signer
 
     static func registration(

@@ -43,6 +43,18 @@ extension FidoService {
         guard let (user, authenticator) = try await store.authenticator(credentialID: Data(rawID)) else {
             throw refusal(.notFound, "no authenticator is registered with this credential id")
         }
+        let model = LatchAuthenticatorModel.of(authenticator)
+        // A bound PIN authenticator's assertion is vouched for by its device first: without a binding signature that
+        // verifies, it is refused before anything is read, reserved or counted — a stranger's key is not a wrong PIN.
+        if model == .pin, let bindingKey = authenticator.pinBindingKey {
+            do {
+                try Self.checkPinBinding(
+                    fields["pinBinding"], key: bindingKey, challenge: ceremony.challenge, credentialID: rawID, authenticatorData: authenticatorData,
+                    clientDataJSON: clientData)
+            } catch {
+                throw code.map { LatchError($0, error.message, detail: error.code.rawValue, members: ["reason": .string(error.code.rawValue)]) } ?? error
+            }
+        }
         let userHandle = Self.bytes(response["userHandle"])
         if let expected = ceremony.userID {
             guard expected == user.id else { throw refusal(.webauthnClientDataInvalid, "this credential does not belong to the user the ceremony is for") }
@@ -58,7 +70,6 @@ extension FidoService {
         } catch {
             throw refusal(error.code, error.message)
         }
-        let model = LatchAuthenticatorModel.of(authenticator)
         try settings.pin.admit(authenticator, now: now, code: code ?? .pinAttemptFailed)
         // The assertion.
         let party = try await relyingParty()
@@ -105,6 +116,25 @@ extension FidoService {
             throw refusal(error.code, "\(error.step): \(error.detail)")
         }
         return CheckedAssertion(user: user, authenticator: reserved, model: model, asserted: asserted)
+    }
+
+    /// Checks a PIN assertion's `pinBinding {signature}` (docs/fido.md, "PIN binding"): the binding key `key`'s ES256
+    /// signature (R ‖ S, base64url) over ``PinBinding/assertionMessage(challenge:credentialID:authenticatorData:clientDataJSON:)``.
+    /// Sizes are checked before anything is decoded or verified; refused with `pin_binding_invalid`.
+    static func checkPinBinding(
+        _ member: JSONValue?, key: Data, challenge: [UInt8], credentialID: [UInt8], authenticatorData: [UInt8], clientDataJSON: [UInt8]
+    ) throws(LatchError) {
+        guard let member else {
+            throw LatchError(.pinBindingInvalid, "this PIN authenticator is bound to its device: the assertion needs its pinBinding signature")
+        }
+        guard case .object(let binding) = member, binding.count == 1, let text = binding["signature"]?.stringValue,
+            let signature = PinBinding.signature(base64URL: text)
+        else { throw LatchError(.pinBindingInvalid, "pinBinding must be {signature}: 64 bytes (ES256 R ‖ S) in base64url") }
+        let message = PinBinding.assertionMessage(
+            challenge: challenge, credentialID: credentialID, authenticatorData: authenticatorData, clientDataJSON: clientDataJSON)
+        guard PinBinding.verifies(signature, publicKey: key, message: message) else {
+            throw LatchError(.pinBindingInvalid, "the pinBinding signature does not verify with this PIN authenticator's binding key")
+        }
     }
 
     /// A counter that went back is recorded for the operator (a cloned authenticator is possible) — unless the

@@ -229,13 +229,39 @@ public struct FidoService: Sendable {
             throw LatchError(error.code, "\(error.step): \(error.detail)")
         }
         try admitModel(verified.aaguid)
-        if LatchAuthenticatorModel(rawValue: Hex.encode(verified.aaguid)) == .pin, !verified.userVerified {
+        let isPin = LatchAuthenticatorModel(rawValue: Hex.encode(verified.aaguid)) == .pin
+        if isPin, !verified.userVerified {
             throw LatchError(.webauthnUserNotVerified, "a PIN authenticator must set the UV flag")
+        }
+        var bindingKey: Data?
+        if let member = credential["pinBinding"] {
+            guard isPin else { throw LatchError.invalidInput("pinBinding is only for PIN authenticators") }
+            bindingKey = try Self.pinBindingKey(member, challenge: challenge, credentialID: verified.credentialID)
         }
         return Authenticator(
             id: random.uuid(), userID: userID, credentialID: Data(verified.credentialID), publicKeyCOSE: Data(verified.publicKeyCOSE),
             signCount: verified.signCount, aaguid: Data(verified.aaguid), format: verified.format, name: name ?? "Authenticator",
-            backupEligible: verified.backupEligible, createdAt: now)
+            backupEligible: verified.backupEligible, createdAt: now, pinBindingKey: bindingKey)
+    }
+
+    /// A PIN authenticator's binding key from a registration's `pinBinding {publicKey, signature}` (docs/fido.md, "PIN
+    /// binding"): a P-256 point (65 bytes, uncompressed) and its ES256 signature over
+    /// ``PinBinding/registrationMessage(challenge:credentialID:publicKey:)`` — proof that the device holds the key.
+    /// Sizes are checked before anything is decoded; refused with `pin_binding_invalid`.
+    static func pinBindingKey(_ member: JSONValue, challenge: [UInt8], credentialID: [UInt8]) throws(LatchError) -> Data {
+        guard case .object(let binding) = member, binding.count == 2, let keyText = binding["publicKey"]?.stringValue,
+            let signatureText = binding["signature"]?.stringValue, let key = PinBinding.publicKey(base64URL: keyText),
+            let signature = PinBinding.signature(base64URL: signatureText)
+        else {
+            throw LatchError(
+                .pinBindingInvalid, "pinBinding must be {publicKey, signature}: a P-256 point (65 bytes) and an ES256 signature (64 bytes), base64url")
+        }
+        let point = key.x963Representation
+        let message = PinBinding.registrationMessage(challenge: challenge, credentialID: credentialID, publicKey: Array(point))
+        guard PinBinding.verifies(signature, publicKey: point, message: message) else {
+            throw LatchError(.pinBindingInvalid, "the pinBinding signature does not verify with its publicKey")
+        }
+        return point
     }
 
     // MARK: Sign-in options

@@ -13,18 +13,35 @@ public struct PinPolicy: Sendable, Hashable {
     public var maxAttempts = 5
     /// Seconds to wait after the 1st, 2nd, … wrong PIN; the last entry repeats.
     public var coolDowns: [Int64] = [0, 10, 30, 60]
+    /// Seconds to wait after the 1st, 2nd, … failed proof of an *unbound* PIN authenticator (one registered before
+    /// PIN binding, ``Authenticator/pinBindingKey`` nil), the last entry repeating. Anyone who knows the credential id
+    /// can make such a failure, so it never locks the authenticator: failures only cool it down, and a good proof
+    /// clears them (docs/fido.md, "Unbound PIN authenticators").
+    public var unboundCoolDowns: [Int64] = [0, 10, 30, 60, 300, 900, 3600]
+    /// The reservation limit used for unbound authenticators: never reached in practice, so they never lock.
+    static let unboundAttemptLimit = Int(Int32.max)
 
     public init() {}
 
-    /// The status of `authenticator` at `now`; nil when it is not a PIN authenticator.
+    /// The status of `authenticator` at `now`; nil when it is not a PIN authenticator. An unbound one is never
+    /// `lockedOut` and always has `maxAttempts` tries: only its cool-down says how often it failed.
     public func status(of authenticator: Authenticator, now: Int64) -> FidoPinStatus? {
         guard LatchAuthenticatorModel.of(authenticator) == .pin else { return nil }
+        let bound = authenticator.pinBindingKey != nil
         let failures = authenticator.failedAttempts
-        if failures >= maxAttempts { return FidoPinStatus(state: FidoPinStatus.lockedOut, remainingTries: 0, coolDown: 0) }
-        if failures == 0 { return FidoPinStatus(state: FidoPinStatus.unlocked, remainingTries: maxAttempts, coolDown: 0) }
-        let wait = Self.coolDown(after: failures, of: coolDowns)
+        if bound, failures >= maxAttempts { return FidoPinStatus(state: FidoPinStatus.lockedOut, remainingTries: 0, coolDown: 0, bound: bound) }
+        if failures == 0 { return FidoPinStatus(state: FidoPinStatus.unlocked, remainingTries: maxAttempts, coolDown: 0, bound: bound) }
+        let wait = Self.coolDown(after: failures, of: bound ? coolDowns : unboundCoolDowns)
         let until = (authenticator.lastFailedAt ?? now).adding(seconds: wait)
-        return FidoPinStatus(state: FidoPinStatus.lastAttemptFailed, remainingTries: maxAttempts - failures, coolDown: max(0, until - now))
+        return FidoPinStatus(
+            state: FidoPinStatus.lastAttemptFailed, remainingTries: bound ? maxAttempts - failures : maxAttempts, coolDown: max(0, until - now),
+            bound: bound)
+    }
+
+    /// The lockout limit and cool-downs a reservation for `authenticator` runs under: the policy's for a bound PIN
+    /// authenticator; for an unbound one, no reachable limit and ``unboundCoolDowns``.
+    func reservation(for authenticator: Authenticator) -> (maxAttempts: Int, coolDowns: [Int64]) {
+        authenticator.pinBindingKey != nil ? (maxAttempts, coolDowns) : (Self.unboundAttemptLimit, unboundCoolDowns)
     }
 
     /// The cool-down after the `failures`-th failure (0 for none).
@@ -33,12 +50,15 @@ public struct PinPolicy: Sendable, Hashable {
         return coolDowns[min(failures - 1, coolDowns.count - 1)]
     }
 
-    /// A SQL expression for the cool-down after `column` failures (`CASE column WHEN 1 THEN … ELSE … END`), for the
-    /// stores' reservations: integer literals only, the policy's own numbers (never user input).
+    /// A SQL expression for the cool-down after `column` failures (`CASE column WHEN 1 THEN … ELSE <last> END`, the
+    /// last entry repeating like ``coolDown(after:of:)``), for the stores' reservations: integer literals only, the
+    /// policy's own numbers (never user input). Its size depends on `coolDowns` only (at most 16 entries), never on
+    /// `maxAttempts`, so an unbound authenticator's unreachable limit costs nothing.
     public static func coolDownSQL(_ column: String, maxAttempts: Int, coolDowns: [Int64]) -> String {
-        guard maxAttempts > 1, !coolDowns.isEmpty else { return "0" }
-        let cases = (1..<maxAttempts).map { "WHEN \($0) THEN \(coolDown(after: $0, of: coolDowns))" }.joined(separator: " ")
-        return "(CASE \(column) \(cases) ELSE 0 END)"
+        guard let last = coolDowns.last else { return "0" }
+        guard coolDowns.count > 1 else { return "\(last)" }
+        let cases = (1..<coolDowns.count).map { "WHEN \($0) THEN \(coolDowns[$0 - 1])" }.joined(separator: " ")
+        return "(CASE \(column) \(cases) ELSE \(last) END)"
     }
 
     /// Refuses a ceremony with a locked-out or cooling-down PIN authenticator, before any verification (nothing is
@@ -60,7 +80,9 @@ public struct PinPolicy: Sendable, Hashable {
 
 extension FidoPinStatus {
     var json: JSONValue {
-        .object(["state": .string(state), "remainingTries": .int(Int64(remainingTries)), "coolDown": .int(coolDown)])
+        var members: [String: JSONValue] = ["state": .string(state), "remainingTries": .int(Int64(remainingTries)), "coolDown": .int(coolDown)]
+        if let bound { members["bound"] = .bool(bound) }
+        return .object(members)
     }
 }
 
@@ -82,9 +104,10 @@ extension FidoService {
     func reservePinAttempt(of authenticator: Authenticator, now: Int64, code: ErrorCode) async throws -> Int {
         let policy = settings.pin
         let id = authenticator.id
+        let (limit, coolDowns) = policy.reservation(for: authenticator)
         do {
             return try await store.write {
-                $0.reservePinAttempt(id: id, maxAttempts: policy.maxAttempts, coolDowns: policy.coolDowns, at: now, ifRefused: PinReservationRefused())
+                $0.reservePinAttempt(id: id, maxAttempts: limit, coolDowns: coolDowns, at: now, ifRefused: PinReservationRefused())
             }.value
         } catch is PinReservationRefused {
             let fresh = try await store.authenticator(credentialID: authenticator.credentialID)?.1 ?? authenticator
@@ -112,17 +135,24 @@ extension FidoService {
     func settlePinFailure(of authenticator: Authenticator, user: User, code: ErrorCode) async throws -> LatchError {
         let policy = settings.pin
         let count = authenticator.failedAttempts
-        let locks = count >= policy.maxAttempts
+        let bound = authenticator.pinBindingKey != nil
+        let locks = bound && count >= policy.maxAttempts
         let event = SecurityEvent.now(
             locks ? .authenticatorLocked : .authenticatorPinFailed, actor: "system", userID: user.id,
-            detail: "\(authenticator.id) \(count)/\(policy.maxAttempts)", clock: clock, random: random)
+            detail: bound ? "\(authenticator.id) \(count)/\(policy.maxAttempts)" : "\(authenticator.id) \(count) unbound", clock: clock, random: random)
         try await store.write { $0.record(event) }
         if locks { logger.notice("PIN authenticator locked out", metadata: ["user": "\(user.id)", "authenticator": "\(authenticator.id)"]) }
         let status = policy.status(of: authenticator, now: clock.seconds())
             ?? FidoPinStatus(state: FidoPinStatus.lockedOut, remainingTries: 0, coolDown: 0)
-        let message = status.state == FidoPinStatus.lockedOut
-            ? "wrong PIN; the authenticator is now locked — an administrator can unlock it"
-            : "wrong PIN; \(status.remainingTries) tries remain" + (status.coolDown > 0 ? ", the next after \(status.coolDown) seconds" : "")
+        let message =
+            if status.state == FidoPinStatus.lockedOut {
+                "wrong PIN; the authenticator is now locked — an administrator can unlock it"
+            } else if bound {
+                "wrong PIN; \(status.remainingTries) tries remain" + (status.coolDown > 0 ? ", the next after \(status.coolDown) seconds" : "")
+            } else {
+                "wrong PIN (an unbound PIN authenticator: re-enrol it to bind it to this device)"
+                    + (status.coolDown > 0 ? "; the next attempt after \(status.coolDown) seconds" : "")
+            }
         return PinPolicy.refusal(code, message, status)
     }
 }

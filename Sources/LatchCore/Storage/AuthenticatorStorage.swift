@@ -22,10 +22,15 @@ public struct Authenticator: Sendable, Hashable {
     public var failedAttempts: Int = 0
     /// When the last failed proof was counted.
     public var lastFailedAt: Int64?
+    /// A PIN authenticator's device binding key (docs/fido.md, "PIN binding"): the 65-byte uncompressed P-256 point
+    /// the device registered with it, whose signature every PIN assertion carries; nil for other authenticators and
+    /// for PIN authenticators registered before binding (*unbound*: never locked, only cooled down).
+    public var pinBindingKey: Data?
 
     public init(
         id: String, userID: String, credentialID: Data, publicKeyCOSE: Data, signCount: UInt32, aaguid: Data, format: String, name: String,
-        backupEligible: Bool, createdAt: Int64, lastUsedAt: Int64? = nil, failedAttempts: Int = 0, lastFailedAt: Int64? = nil
+        backupEligible: Bool, createdAt: Int64, lastUsedAt: Int64? = nil, failedAttempts: Int = 0, lastFailedAt: Int64? = nil,
+        pinBindingKey: Data? = nil
     ) {
         self.id = id
         self.userID = userID
@@ -40,6 +45,7 @@ public struct Authenticator: Sendable, Hashable {
         self.lastUsedAt = lastUsedAt
         self.failedAttempts = failedAttempts
         self.lastFailedAt = lastFailedAt
+        self.pinBindingKey = pinBindingKey
     }
 }
 
@@ -79,7 +85,8 @@ public protocol AuthenticatorWrites {
     /// An admin's unlock: the failure count back to 0; refuses when the user has no authenticator with this id.
     func unlockAuthenticator(id: String, userID: String, ifMissing refusal: any Error & Sendable)
     /// A PIN change: the credential's public key replaced, its counter set to `signCount` and its failures cleared,
-    /// in one compare-and-set on the old key; refuses when the stored key is no longer `oldPublicKeyCOSE`.
+    /// in one compare-and-set on the old key; refuses when the stored key is no longer `oldPublicKeyCOSE`. The PIN
+    /// binding key (``Authenticator/pinBindingKey``) is kept.
     func replaceAuthenticatorKey(
         id: String, oldPublicKeyCOSE: Data, publicKeyCOSE: Data, signCount: UInt32, at: Int64, ifChanged refusal: any Error & Sendable)
 }

@@ -4,7 +4,7 @@
 public enum SchemaMigrations {
     public static let names = ["0001_core", "0002_events", "0003_revoked_admin_tokens", "0004_stateless_sign_in_nonces", "0005_usernames_per_source", "0006_attestation", "0007_authenticators",
         "0008_authenticator_failures", "0009_out_of_band", "0010_issuer_login", "0011_custom_registration", "0012_dpop", "0013_federation", "0014_audit_log",
-        "0015_admin_accounts", "0016_admin_passkeys", "0017_audit_sealer",
+        "0015_admin_accounts", "0016_admin_passkeys", "0017_audit_sealer", "0018_pin_binding",
     ]
 }
 

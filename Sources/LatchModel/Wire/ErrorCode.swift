@@ -122,6 +122,10 @@ public struct ErrorCode: RawRepresentable, Hashable, Sendable, Codable, CustomSt
     /// `pinStatus` says which and how many tries remain. (At the token endpoint this is `invalid_grant` with
     /// `pinStatus`.)
     public static let pinAttemptFailed = ErrorCode("pin_attempt_failed")
+    /// A bound PIN authenticator's assertion without its device binding signature, or with one that does not verify
+    /// (docs/fido.md, "PIN binding"): refused before anything is reserved or counted. (At the token endpoint this is
+    /// `invalid_grant` with `reason` `pin_binding_invalid`.)
+    public static let pinBindingInvalid = ErrorCode("pin_binding_invalid")
 
     // MARK: Device attestation
 
@@ -218,16 +222,21 @@ public struct ErrorResponse: Codable, Sendable, Equatable {
     public var errorDescription: String?
     /// A PIN authenticator's status after a failed or refused attempt.
     public var pinStatus: FidoPinStatus?
+    /// At the token endpoint, why an `invalid_grant` was refused where the app can act on it
+    /// (``ErrorCode/pinBindingInvalid``).
+    public var reason: ErrorCode?
 
-    public init(error: ErrorCode, errorDescription: String?, pinStatus: FidoPinStatus? = nil) {
+    public init(error: ErrorCode, errorDescription: String?, pinStatus: FidoPinStatus? = nil, reason: ErrorCode? = nil) {
         self.error = error
         self.errorDescription = errorDescription
         self.pinStatus = pinStatus
+        self.reason = reason
     }
 
     enum CodingKeys: String, CodingKey {
         case error
         case errorDescription = "error_description"
         case pinStatus
+        case reason
     }
 }

@@ -57,11 +57,16 @@ public struct FidoPinStatus: Codable, Sendable, Hashable {
     public var remainingTries: Int
     /// Seconds before the next attempt is accepted (0: now).
     public var coolDown: Int64
+    /// Whether the authenticator is bound to its device by a PIN binding key (docs/fido.md, "PIN binding"): `false`
+    /// for one registered before binding, which is never locked out (failures only cool it down) and should be
+    /// re-enrolled; absent from servers older than binding.
+    public var bound: Bool?
 
-    public init(state: String, remainingTries: Int, coolDown: Int64) {
+    public init(state: String, remainingTries: Int, coolDown: Int64, bound: Bool? = nil) {
         self.state = state
         self.remainingTries = remainingTries
         self.coolDown = coolDown
+        self.bound = bound
     }
 }
 
