@@ -118,6 +118,32 @@ struct CommandLineTests {
         #expect((root["subcommands"]?.arrayValue ?? []).count > 5)
     }
 
+    @Test("The README's command block names every command latch has (a new command must be added there)")
+    func readmeCommandTable() async throws {
+        let (status, dump) = try await latch(["--experimental-dump-help"])
+        #expect(status == 0)
+        func leaves(_ command: JSONValue, _ path: [String]) -> [[String]] {
+            let subcommands = (command["subcommands"]?.arrayValue ?? []).filter { $0["commandName"]?.stringValue != "help" }
+            if subcommands.isEmpty { return [path] }
+            return subcommands.flatMap { leaves($0, path + [$0["commandName"]?.stringValue ?? "?"]) }
+        }
+        let root = try #require(try? JSONValue.parse(Data(dump.utf8))["command"])
+        let commands = leaves(root, [])
+        #expect(commands.count > 80 && commands.contains(["admin", "backup"]) && commands.contains(["health"]))
+        let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "## Command line\n").dropFirst().first)
+        let block = try #require(section.components(separatedBy: "```").dropFirst().first)
+        let lines = block.split(separator: "\n").map { line in String(line.split(separator: "#", maxSplits: 1).first ?? "") }
+        // `latch a b leaf`: a line that starts with `latch a b` and has `leaf` as one of its words.
+        let missing = commands.filter { path in
+            let prefix = (["latch"] + path.dropLast()).joined(separator: " ")
+            return !lines.contains { line in
+                line.hasPrefix(prefix + " ") && line.split(whereSeparator: { " |()[]".contains($0) }).contains { $0 == path.last! }
+            }
+        }
+        #expect(missing.isEmpty, "not in the README's command block: \(missing.map { $0.joined(separator: " ") })")
+    }
+
     @Test("latch --version prints latch and the version the SDK sends and the changelog's newest release names")
     func version() async throws {
         let (status, output) = try await latch(["--version"])
