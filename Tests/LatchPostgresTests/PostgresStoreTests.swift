@@ -9,7 +9,9 @@ import Testing
 
 @Suite("PostgreSQL store", .enabled(if: PostgresTestDatabase.isConfigured, PostgresTestDatabase.skipReason))
 struct PostgresStoreTests {
-    @Test("Store conformance (two replicas on one database)", arguments: StoreConformance.checks)
+    // One check at a time: each makes a database and migrates it, and 51 at once beside the rest of the suite starved
+    // the cluster on 2 cores (other PostgreSQL tests then waited over 60 s for an answer).
+    @Test("Store conformance (two replicas on one database)", .serialized, arguments: StoreConformance.checks)
     func conformance(_ check: StoreConformance.Check) async throws {
         try await PostgresTestDatabase.withFreshReplicas { store, replica in try await check.run(store, replica) }
     }
@@ -137,12 +139,15 @@ struct PostgresStoreTests {
     @Test("A schema newer than the binary is refused")
     func newerSchemaRefused() async throws {
         try await PostgresTestDatabase.withFresh { url in
-            try await PostgresStore.withRunning(url: url, poolSize: 1) { store in
+            // 60 s operation timeouts, not 5: the migrations under the whole suite on 2 cores once took longer.
+            try await PostgresStore.withRunning(url: url, poolSize: 1, operationTimeout: .seconds(60)) { store in
                 _ = try await store.query("future") { client in
                     try await client.query("INSERT INTO latch_migrations (version, name, applied_at) VALUES (99, 'future', 0)")
                 }
             }
-            await #expect(throws: MigrationError.self) { try await PostgresStore.withRunning(url: url, poolSize: 1) { _ in } }
+            await #expect(throws: MigrationError.self) {
+                try await PostgresStore.withRunning(url: url, poolSize: 1, operationTimeout: .seconds(60)) { _ in }
+            }
         }
     }
 
@@ -162,7 +167,11 @@ struct PostgresStoreTests {
         let ca = try #require(ProcessInfo.processInfo.environment["LATCH_TEST_POSTGRES_CA"], "scripts/with-postgres.sh exports the cluster certificate")
         try await PostgresTestDatabase.withFresh { url in
             for query in ["sslmode=require", "sslmode=verify-full&sslrootcert=\(ca)"] {
-                let clients = try await PostgresStore.withRunning(url: url + "?" + query, poolSize: 1) { store in try await store.clients() }
+                // 60 s, not the deployment's 5 s: a TLS handshake and the migrations under the whole suite on 2 cores once
+                // took longer than 5 s; this tests the modes, not their speed.
+                let clients = try await PostgresStore.withRunning(url: url + "?" + query, poolSize: 1, operationTimeout: .seconds(60)) { store in
+                    try await store.clients()
+                }
                 #expect(clients.isEmpty)
             }
             await #expect(throws: (any Error).self) {
