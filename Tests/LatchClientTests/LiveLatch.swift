@@ -36,22 +36,22 @@ struct LiveLatch: Sendable {
         configuration.adminToken = Redacted(adminToken)
         configuration.dataDirectory = directory.path
         configure(&configuration)
-        let store = try SQLiteStore(directory: directory.path)
+        let store = try SQLiteStore(directory: directory.path, logger: TestLogger.make("latch.sqlite"))
         defer { store.close() }
         // Running, not frozen: the SDK signs DPoP proofs and assertions with the system's time, and a slow run (a loaded
         // CI machine) must not leave the server's clock behind them.
         let clock = TestClock.running()
         let services = try await LatchDeployment.assemble(
             configuration: configuration, store: store, keyEncryptionKey: [UInt8](repeating: 3, count: 32), clock: clock.clock,
-            logger: Logger(label: "sdk-test")).services
+            logger: TestLogger.make("sdk-test")).services
         _ = try await services.admin.addIssuer(
             AdminIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation, allowedClaims: ["custom:tier"]))
         let testKey = try await services.admin.createTestKey(AdminTestKeyRequest())
         let (started, ready) = AsyncStream.makeStream(of: Void.self)
         let app = Application(
             router: buildRouter(services), configuration: .init(address: .hostname("127.0.0.1", port: port)),
-            onServerRunning: { _ in ready.yield() }, logger: Logger(label: "sdk-test"))
-        let group = ServiceGroup(configuration: .init(services: [app], logger: Logger(label: "sdk-test")))
+            onServerRunning: { _ in ready.yield() }, logger: TestLogger.make("sdk-test"))
+        let group = ServiceGroup(configuration: .init(services: [app], logger: TestLogger.make("sdk-test")))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
             for await _ in started { break }

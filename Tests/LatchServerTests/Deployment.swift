@@ -29,11 +29,11 @@ struct Deployment {
         configure(&configuration)
         let directory = TemporaryDirectory()
         configuration.dataDirectory = directory.path
-        let store = try SQLiteStore(directory: directory.path)
+        let store = try SQLiteStore(directory: directory.path, logger: TestLogger.make("latch.sqlite"))
         let clock = clockStart.map { TestClock(start: $0) } ?? TestClock()
         let deployment = try await LatchDeployment.assemble(
             configuration: configuration, store: store, keyEncryptionKey: [UInt8](repeating: 7, count: 32),
-            clock: clock.clock, logger: .init(label: "test"))
+            clock: clock.clock, logger: TestLogger.make("test"))
         return Deployment(deployment: deployment, store: store, clock: clock, directory: directory)
     }
 
