@@ -121,6 +121,54 @@ struct CommandLineTests {
         #expect((root["subcommands"]?.arrayValue ?? []).count > 5)
     }
 
+    @Test("The README's quick start runs as written from a scratch folder (the browser step aside): serve, bootstrap's console link, the admin API at localhost")
+    func readmeQuickStart() async throws {
+        let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.components(separatedBy: "## Quick start\n").dropFirst().first)
+        let block = try #require(section.components(separatedBy: "```").dropFirst().first)
+        let commands = block.split(separator: "\n").map { String($0.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? "").trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty && $0 != "sh" }
+        #expect(
+            commands == [
+                "swift run latch serve", "swift run latch admin bootstrap --username you", "export LATCH_ADMIN_TOKEN=lat_…",
+                "swift run latch admin users list",
+            ], "the quick start changed: update this test with it — \(commands)")
+        // The same commands, with `swift run latch` as the built binary, in a scratch folder, on a free port instead of
+        // 8080 (LATCH_HTTP_PORT; the clients follow with LATCH_SERVER at localhost, the default issuer's host).
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let latchPath = try latchExecutable().path
+        let port = try freePort()
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("LATCH_") }
+        environment["LATCH_HTTP_PORT"] = "\(port)"
+        func inFolder(_ command: String) -> [String] {
+            ["-c", #"cd "$1" && shift && exec "$@""#, "sh", directory.path, latchPath] + command.split(separator: " ").dropFirst(3).map(String.init)
+        }
+        let log = directory.path + "/serve.log"
+        let server = try ChildProcess(executable: "/bin/sh", arguments: inFolder(commands[0]), environment: environment, outputPath: log)
+        defer { server.signal(SIGTERM) }
+        let deadline = Date().addingTimeInterval(120)
+        var output = ""
+        while Date() < deadline, !output.contains("latch listening on"), server.isRunning {
+            try await Task.sleep(for: .milliseconds(50))
+            output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        }
+        #expect(output.contains("latch listening on") && output.contains("data: SQLite in"), "\(output)")
+        let tokenLine = try #require(output.split(separator: "\n").first { $0.contains("LATCH_ADMIN_TOKEN=lat_") })
+        let token = String(try #require(tokenLine.split(separator: "=").last))
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/latch-data/master.key"))
+
+        let (bootstrapped, link) = try await run("/bin/sh", inFolder(commands[1]), environment: environment, timeout: 120)
+        #expect(bootstrapped == 0 && link.contains("http://localhost:\(port)/console/enroll"), "\(link)")
+        environment["LATCH_ADMIN_TOKEN"] = token
+        environment["LATCH_SERVER"] = "http://localhost:\(port)"
+        let (listed, users) = try await run("/bin/sh", inFolder(commands[3]), environment: environment, timeout: 120)
+        // The first page of users, as JSON (none registered yet).
+        #expect(listed == 0 && (try? JSONValue.parse(Data(users.utf8)))?["users"]?.arrayValue?.isEmpty == true, "\(users)")
+        server.signal(SIGTERM)
+        #expect(await server.waitForExit(timeout: 60) == 0)
+    }
+
     @Test("The README's command block names every command latch has (a new command must be added there)")
     func readmeCommandTable() async throws {
         let (status, dump) = try await latch(["--experimental-dump-help"])
@@ -136,7 +184,7 @@ struct CommandLineTests {
         let readme = try String(contentsOf: packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
         let section = try #require(readme.components(separatedBy: "## Command line\n").dropFirst().first)
         let block = try #require(section.components(separatedBy: "```").dropFirst().first)
-        let lines = block.split(separator: "\n").map { line in String(line.split(separator: "#", maxSplits: 1).first ?? "") }
+        let lines = block.split(separator: "\n").map { line in String(line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? "") }
         // `latch a b leaf`: a line that starts with `latch a b` and has `leaf` as one of its words.
         let missing = commands.filter { path in
             let prefix = (["latch"] + path.dropLast()).joined(separator: " ")
