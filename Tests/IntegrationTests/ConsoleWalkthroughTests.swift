@@ -49,8 +49,9 @@ struct ConsoleWalkthroughTests {
         let directory = TemporaryDirectory(prefix: "latch-console")
         defer { directory.remove() }
         let port = try freePort()
+        // No issuer configured: the console works on the default one, http://localhost:<port>, as the README says.
         let issuer = "http://localhost:\(port)"
-        var environment = ["LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH_ISSUER": issuer, "LATCH_LOG_LEVEL": "info"]
+        var environment = ["LATCH_ADMIN_TOKEN": Self.adminToken, "LATCH_HTTP_PORT": "\(port)", "LATCH_LOG_LEVEL": "info"]
         if let database {
             environment["LATCH_DATABASE_URL"] = database
             // Four connections are plenty for one browser; the cluster is shared with every PostgreSQL suite.
@@ -58,7 +59,7 @@ struct ConsoleWalkthroughTests {
             environment["LATCH_KEYS_ENCRYPTION_KEY"] = Self.keyEncryptionKey
         }
         let data = directory.path + "/data"
-        let server = try LatchServer(dataDirectory: data, port: port, environment: environment)
+        let server = try LatchServer(dataDirectory: data, port: port, environment: environment, defaultIssuer: true)
         do {
             try await server.waitUntilListening()
             try await walk(issuer: issuer, data: data, environment: environment, server: server, directory: directory, updateDocs: database == nil)
@@ -72,7 +73,7 @@ struct ConsoleWalkthroughTests {
     func walk(issuer: String, data: String, environment: [String: String], server: LatchServer, directory: TemporaryDirectory, updateDocs: Bool) async throws {
         // The operator's first step, beside the running server: the owner and its one-time enrollment link.
         let (bootstrapStatus, bootstrapOutput) = try await run(
-            try latchExecutable().path, ["admin", "bootstrap", "--username", Self.owner, "--data-dir", data, "--issuer", issuer],
+            try latchExecutable().path, ["admin", "bootstrap", "--username", Self.owner, "--data-dir", data],
             environment: environment, timeout: 60)
         try #require(bootstrapStatus == 0, "latch admin bootstrap: \(bootstrapOutput)")
         let link = try #require(
