@@ -31,20 +31,15 @@ struct Latch: AsyncParsableCommand {
                 try command.run()
             }
         } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            Foundation.exit(ExitStatus.usage)
+            fail("\(error)", ExitStatus.usage)
         } catch let error as InputFileError {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            Foundation.exit(ExitStatus.usage)
+            fail("\(error)", ExitStatus.usage)
         } catch let error as BackupFormatError {
-            FileHandle.standardError.write(Data("error: the backup cannot be restored: \(error)\n".utf8))
-            Foundation.exit(ExitStatus.usage)
+            fail("the backup cannot be restored: \(error)", ExitStatus.usage)
         } catch let error as NoDeploymentError {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            Foundation.exit(ExitStatus.noDeployment)
+            fail("\(error)", ExitStatus.noDeployment)
         } catch let error as BackupNotApplicableError {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-            Foundation.exit(ExitStatus.notApplicable)
+            fail("\(error)", ExitStatus.notApplicable)
         } catch {
             if exitCode(for: error) == .validationFailure {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
@@ -52,5 +47,11 @@ struct Latch: AsyncParsableCommand {
             }
             exit(withError: error)
         }
+    }
+
+    /// `error: <message>` on stderr, then exit with `status`.
+    static func fail(_ message: String, _ status: Int32) -> Never {
+        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+        Foundation.exit(status)
     }
 }

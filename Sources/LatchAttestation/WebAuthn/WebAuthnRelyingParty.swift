@@ -144,16 +144,8 @@ public struct WebAuthnRelyingParty: Sendable {
         clientDataJSON: [UInt8], authenticatorData: [UInt8], signature: [UInt8], challenge: [UInt8], publicKey: WebAuthnPublicKey,
         storedSignCount: UInt32, userHandle: [UInt8]? = nil, trace: inout AttestationTrace
     ) throws(AttestationFailure) -> VerifiedAssertion {
-        // Steps 10–15. The client data.
-        let clientDataHash = try checkClientData(clientDataJSON, type: "webauthn.get", challenge: challenge, trace: &trace)
-        let authData: AuthenticatorData
-        do {
-            authData = try AuthenticatorData(authenticatorData)
-        } catch {
-            throw trace.failed("16 authenticator data", error.code, error.detail)
-        }
-        // Steps 16–20. rpIdHash and flags.
-        try checkAuthenticatorData(authData, trace: &trace)
+        let (clientDataHash, authData) = try assertionSteps10To20(
+            clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, challenge: challenge, trace: &trace)
         // Step 21. The signature over authenticatorData ‖ SHA-256(clientDataJSON).
         try trace.require(
             "21 signature", publicKey.isValidSignature(signature, for: authenticatorData + clientDataHash), else: .webauthnSignatureInvalid,
@@ -179,7 +171,20 @@ public struct WebAuthnRelyingParty: Sendable {
     public func checkAssertionBeforeSignature(
         clientDataJSON: [UInt8], authenticatorData: [UInt8], challenge: [UInt8], requireUserVerified: Bool, trace: inout AttestationTrace
     ) throws(AttestationFailure) {
-        _ = try checkClientData(clientDataJSON, type: "webauthn.get", challenge: challenge, trace: &trace)
+        let (_, authData) = try assertionSteps10To20(
+            clientDataJSON: clientDataJSON, authenticatorData: authenticatorData, challenge: challenge, trace: &trace)
+        if requireUserVerified {
+            try trace.require(
+                "17 user verified", authData.flags.contains(.userVerified), else: .webauthnUserNotVerified, "the UV flag is not set", passed: "UV")
+        }
+    }
+
+    /// Steps 10–20 of an assertion: the client data (10–15, its hash returned), then the authenticator data's
+    /// rpIdHash and flags (16–20).
+    private func assertionSteps10To20(
+        clientDataJSON: [UInt8], authenticatorData: [UInt8], challenge: [UInt8], trace: inout AttestationTrace
+    ) throws(AttestationFailure) -> ([UInt8], AuthenticatorData) {
+        let clientDataHash = try checkClientData(clientDataJSON, type: "webauthn.get", challenge: challenge, trace: &trace)
         let authData: AuthenticatorData
         do {
             authData = try AuthenticatorData(authenticatorData)
@@ -187,10 +192,7 @@ public struct WebAuthnRelyingParty: Sendable {
             throw trace.failed("16 authenticator data", error.code, error.detail)
         }
         try checkAuthenticatorData(authData, trace: &trace)
-        if requireUserVerified {
-            try trace.require(
-                "17 user verified", authData.flags.contains(.userVerified), else: .webauthnUserNotVerified, "the UV flag is not set", passed: "UV")
-        }
+        return (clientDataHash, authData)
     }
 
     // MARK: Shared steps
