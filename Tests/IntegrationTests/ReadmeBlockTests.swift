@@ -40,7 +40,7 @@ struct ReadmeBlockTests {
     @Test("FIDO: passwordless sign-up, a PIN authenticator added, a wrong PIN counted (exit 9), an admin unlock, PIN change")
     func fido() async throws {
         let output = try await runBlock(under: "### FIDO on the command line", needs: ["jq"])
-        #expect(output.contains("signed up ada") && output.contains("exit 9") && output.contains("PIN changed") && output.contains("deleted"), "\(output)")
+        #expect(output.contains("signed up ada") && output.contains("signed in as ada") && output.contains("exit 9") && output.contains("PIN changed") && output.contains("deleted"), "\(output)")
     }
 
     @Test("Out-of-band: a QR code read by zbarimg enrols a phone, an approval, device linking")
