@@ -189,29 +189,13 @@ public struct AdminSignIn: Sendable {
     public func enroll(ticket text: String, ceremonyID: String, credential: JSONValue, name: String?) async throws -> ConsoleSession {
         let ticket = try openTicket(text)
         let now = clock.seconds()
-        let ceremony: FidoCeremonies.Ceremony
-        do {
-            ceremony = try ceremonies.check(ceremonyID, .registration, now: now)
-        } catch {
-            throw LatchError(.invalidInput, error.message)
-        }
+        let ceremony = try ceremonies.checkRequest(ceremonyID, .registration, now: now)
         guard ceremony.userID == ticket.a, ceremony.bound == PKCE.hashHex(text) else {
             throw LatchError(.invalidInput, "this ceremony was started for another enrollment link")
         }
         let passkeyName = name ?? "Passkey"
         guard AdminService.isName(passkeyName, max: 64) else { throw LatchError.invalidInput("name must be 1–64 printable characters") }
-        guard case .object(let response)? = credential["response"], let clientData = FidoService.bytes(response["clientDataJSON"]),
-            let attestationObject = FidoService.bytes(response["attestationObject"])
-        else { throw LatchError.invalidInput("credential must be a RegistrationResponseJSON with base64url response members") }
-        var trace = AttestationTrace()
-        let verified: WebAuthnRelyingParty.VerifiedCredential
-        do {
-            verified = try relyingParty.verifyRegistration(
-                clientDataJSON: clientData, attestationObject: attestationObject, challenge: ceremony.challenge,
-                at: Date(timeIntervalSince1970: TimeInterval(now)), trace: &trace)
-        } catch {
-            throw LatchError(error.code, "\(error.step): \(error.detail)")
-        }
+        let verified = try relyingParty.verifyRegistrationResponse(credential, challenge: ceremony.challenge, now: now)
         guard let account = try await store.adminAccounts().first(where: { $0.id == ticket.a }) else {
             throw LatchError(.invalidInput, "the account of this enrollment link was deleted")
         }

@@ -30,12 +30,7 @@ extension FidoService {
         for user: User, ceremonyID: String, authenticatorID: String, assertion: JSONValue, credential: JSONValue
     ) async throws -> FidoAuthenticatorInfo {
         let now = clock.seconds()
-        let ceremony: FidoCeremonies.Ceremony
-        do {
-            ceremony = try ceremonies.check(ceremonyID, .pinChange, now: now)
-        } catch {
-            throw LatchError(.invalidInput, error.message)
-        }
+        let ceremony = try ceremonies.checkRequest(ceremonyID, .pinChange, now: now)
         guard ceremony.userID == user.id else { throw LatchError.invalidInput("this ceremony was started by another user") }
         let authenticator = try await pinAuthenticator(authenticatorID, of: user)
         // The old PIN: an assertion by the stored key (§7.2, the policy and the PIN gate as at sign-in; a wrong PIN
@@ -44,20 +39,8 @@ extension FidoService {
             throw LatchError.invalidInput("assertion must be an AuthenticationResponseJSON of this authenticator's credential")
         }
         _ = try await checkAssertion(assertion, ceremony: ceremony, now: now, code: nil)
-        let party = try await relyingParty()
-        var trace = AttestationTrace()
         // The new PIN: a registration of the same credential id with a new key.
-        guard case .object(let response)? = credential["response"], let newClientData = Self.bytes(response["clientDataJSON"]),
-            let attestationObject = Self.bytes(response["attestationObject"])
-        else { throw LatchError.invalidInput("credential must be a RegistrationResponseJSON with base64url response members") }
-        let verified: WebAuthnRelyingParty.VerifiedCredential
-        do {
-            verified = try party.verifyRegistration(
-                clientDataJSON: newClientData, attestationObject: attestationObject, challenge: ceremony.challenge,
-                at: Date(timeIntervalSince1970: TimeInterval(now)), trace: &trace)
-        } catch {
-            throw LatchError(error.code, "credential \(error.step): \(error.detail)")
-        }
+        let verified = try await relyingParty().verifyRegistrationResponse(credential, challenge: ceremony.challenge, now: now, context: "credential ")
         guard verified.credentialID == Array(authenticator.credentialID), verified.aaguid == Array(authenticator.aaguid) else {
             throw LatchError.invalidInput("the new key must be registered under the same credential id and authenticator model")
         }

@@ -188,12 +188,7 @@ public struct FidoService: Sendable {
     /// `POST /v1/fido/registration {ceremonyId, credential, name?}` for the signed-in `user`.
     public func register(for user: User, ceremonyID: String, credential: JSONValue, name: String?) async throws -> FidoAuthenticatorInfo {
         let now = clock.seconds()
-        let ceremony: FidoCeremonies.Ceremony
-        do {
-            ceremony = try ceremonies.check(ceremonyID, .registration, now: now)
-        } catch {
-            throw LatchError(.invalidInput, error.message)
-        }
+        let ceremony = try ceremonies.checkRequest(ceremonyID, .registration, now: now)
         guard ceremony.userID == user.id else { throw LatchError(.invalidInput, "this ceremony was started by another user") }
         let authenticator = try await verifyNewCredential(credential, challenge: ceremony.challenge, userID: user.id, name: name, now: now)
         let event = SecurityEvent.now(
@@ -215,19 +210,7 @@ public struct FidoService: Sendable {
     /// A registration response verified (§7.1) and admitted by the policy: the authenticator to store for `userID`.
     func verifyNewCredential(_ credential: JSONValue, challenge: [UInt8], userID: String, name: String?, now: Int64) async throws -> Authenticator {
         if let name, !(1...64).contains(name.count) { throw LatchError.invalidInput("name must be 1–64 characters") }
-        guard case .object(let response)? = credential["response"], let clientData = Self.bytes(response["clientDataJSON"]),
-            let attestationObject = Self.bytes(response["attestationObject"])
-        else { throw LatchError.invalidInput("credential must be a RegistrationResponseJSON with base64url response members") }
-        let party = try await relyingParty()
-        var trace = AttestationTrace()
-        let verified: WebAuthnRelyingParty.VerifiedCredential
-        do {
-            verified = try party.verifyRegistration(
-                clientDataJSON: clientData, attestationObject: attestationObject, challenge: challenge,
-                at: Date(timeIntervalSince1970: TimeInterval(now)), trace: &trace)
-        } catch {
-            throw LatchError(error.code, "\(error.step): \(error.detail)")
-        }
+        let verified = try await relyingParty().verifyRegistrationResponse(credential, challenge: challenge, now: now)
         try admitModel(verified.aaguid)
         let isPin = LatchAuthenticatorModel(rawValue: Hex.encode(verified.aaguid)) == .pin
         if isPin, !verified.userVerified {

@@ -204,12 +204,7 @@ public struct OutOfBandService: Sendable {
     func redeemed(_ ceremonyID: String, _ operation: OutOfBandTransaction.Operation, now: Int64) async throws
         -> (FidoCeremonies.Ceremony, OutOfBandTransaction)
     {
-        let ceremony: FidoCeremonies.Ceremony
-        do {
-            ceremony = try fido.ceremonies.check(ceremonyID, .outOfBand, now: now)
-        } catch {
-            throw LatchError.invalidInput(error.message)
-        }
+        let ceremony = try fido.ceremonies.checkRequest(ceremonyID, .outOfBand, now: now)
         guard let id = ceremony.bound, let transaction = try await store.outOfBandTransaction(id: id), transaction.userID == ceremony.userID,
             transaction.operation == operation
         else { throw LatchError.invalidInput("this ceremony is not one of an out-of-band \(operation.rawValue)") }
