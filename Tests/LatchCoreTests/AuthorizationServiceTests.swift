@@ -73,6 +73,7 @@ struct AuthorizationServiceTests {
 
     let engines: Engines
     let upstream = FakeUpstream()
+    let sealer = FederationSealer(keyEncryptionKey: KeySealer.derivedKey(from: [UInt8](repeating: 6, count: 32), purpose: "federation test"))
     let service: AuthorizationService
 
     init() async throws {
@@ -80,8 +81,7 @@ struct AuthorizationServiceTests {
         let secrets = try KeySealer(keyEncryptionKey: [UInt8](repeating: 1, count: 32))
         service = AuthorizationService(
             store: engines.store, clients: engines.clients, upstream: UpstreamOpenIDClient(http: upstream, clock: engines.clock.clock),
-            sealer: FederationSealer(keyEncryptionKey: KeySealer.derivedKey(from: [UInt8](repeating: 6, count: 32), purpose: "federation test")),
-            secrets: secrets, keys: engines.keys, tokens: engines.tokens, settings: FederationSettings(), clock: engines.clock.clock, random: engines.random)
+            sealer: sealer, secrets: secrets, keys: engines.keys, tokens: engines.tokens, settings: FederationSettings(), clock: engines.clock.clock, random: engines.random)
         _ = try await engines.store.addClient(
             Client(
                 id: "web", name: "Web app", createdAt: 0,
@@ -390,5 +390,45 @@ struct AuthorizationServiceTests {
         engines.clock.advance(by: 3_600)
         #expect(try Self.redirect(try await authorize(cookies: cookies)).url.hasPrefix(FakeUpstream.issuer))
         #expect(try Self.redirect(try await authorize(["prompt": "none"], cookies: cookies)).query["error"] == "login_required")
+    }
+
+    // MARK: The code
+
+    /// The token endpoint with the authorization code grant, redeeming codes sealed by this service.
+    var codeEndpoint: TokenEndpoint {
+        TokenEndpoint(
+            grants: [
+                AuthorizationCodeGrant(
+                    store: engines.store, sealer: sealer, minter: engines.minter, refreshTokens: engines.refreshTokens, tokens: engines.tokens,
+                    clock: engines.clock.clock, random: engines.random)
+            ], clients: engines.clients)
+    }
+
+    func redeem(_ code: String, verifier: String = Self.verifier, redirectURI: String = Self.redirectURI, client: String = "web") async throws -> TokenResponse {
+        try await codeEndpoint.exchange([
+            "grant_type": "authorization_code", "code": code, "code_verifier": verifier, "redirect_uri": redirectURI, "client_id": client,
+        ])
+    }
+
+    @Test("A code needs its PKCE verifier, redirect URI and client; it is good once, and a second use revokes what the first issued")
+    func codeRedemption() async throws {
+        let code = try #require(try Self.redirect(try await signIn()).query["code"])
+        await expectCode(.invalidGrant) { _ = try await redeem(code, verifier: String(repeating: "v", count: 43)) }
+        await expectCode(.invalidGrant) { _ = try await redeem(code, redirectURI: "http://127.0.0.1/cb") }
+        await expectCode(.invalidGrant) { _ = try await redeem(code, client: "other") }
+        await expectCode(.invalidGrant) { _ = try await redeem("forged") }
+        let tokens = try await redeem(code)
+        #expect(tokens.refreshToken.isEmpty == false)
+        let refused = await FidoServiceTests.refusal(.invalidGrant) { _ = try await redeem(code) }
+        #expect(refused?.verifiedSubject != nil)
+        await expectCode(.invalidGrant) { _ = try await engines.refresh(tokens.refreshToken, client: "web") }
+    }
+
+    @Test("A code expires after 60 s")
+    func codeExpires() async throws {
+        let code = try #require(try Self.redirect(try await signIn()).query["code"])
+        engines.clock.advance(by: 60)
+        await expectCode(.invalidGrant) { _ = try await redeem(code) }
+        #expect(try await engines.store.federatedUser(issuer: FakeUpstream.issuer, subject: "u-1") != nil)
     }
 }
