@@ -121,8 +121,15 @@ struct AuthorizationServiceTests {
             Issue.record("expected a redirect, got \(answer.body)", sourceLocation: sourceLocation)
             return ("", [:])
         }
-        let items = URLComponents(string: url)?.queryItems ?? []
-        return (url, Dictionary(items.map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { first, _ in first }))
+        // application/x-www-form-urlencoded: `+` is a space, then percent-decoding.
+        let query = url.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+        let pairs = query.split(separator: "&").map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map {
+                $0.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
+            }
+            return (parts[0], parts.count > 1 ? parts[1] : "")
+        }
+        return (url, Dictionary(pairs, uniquingKeysWith: { first, _ in first }))
     }
 
     /// The error page's code and status, or nil for anything else.
@@ -213,6 +220,8 @@ struct AuthorizationServiceTests {
         #expect(query["error"] == "invalid_request" && query["state"] == nil)
         _ = try await engines.store.addClient(
             Client(id: "bare", name: "Bare", createdAt: 0, evidence: ClientEvidence(federation: .init(redirectUris: [Self.redirectURI], upstreamIdps: ["gone"]))))
+        // The client registry reads the store again at most once a second.
+        engines.clock.advance(by: 1)
         #expect(try Self.redirect(try await authorize(["client_id": "bare"])).query["error"] == "access_denied")
     }
 
