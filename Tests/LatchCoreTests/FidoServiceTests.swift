@@ -290,6 +290,67 @@ struct FidoServiceTests {
         #expect(try await engines.store.authenticators(userID: "u1").first?.failedAttempts == 0)
     }
 
+    // MARK: PIN change
+
+    @Test("A PIN change proves the old PIN (a wrong one is counted, nothing swapped) and replaces the key under the same credential id, once")
+    func pinChange() async throws {
+        let engines = try await Engines.make()
+        let fido = engines.fido()
+        let user = try await engines.addUser("u1")
+        let device = engines.authenticator(pin: true)
+        let info = try await Self.register(device, for: user, with: fido)
+        let oldKey = try #require(try await engines.store.authenticators(userID: "u1").first?.publicKeyCOSE)
+        let newKey = P256.Signing.PrivateKey()
+        /// One change: the old PIN's assertion (a wrong one when `wrong`) and `registrar`'s registration of `key`.
+        func change(to key: P256.Signing.PrivateKey?, wrong: Bool = false, registrar: TestWebAuthnAuthenticator? = nil) async throws -> FidoAuthenticatorInfo {
+            let options = try await fido.pinChangeOptions(for: user, authenticatorID: info.id)
+            let challenge = try challenge(of: options)
+            device.signWith = wrong ? P256.Signing.PrivateKey() : nil
+            let assertion = try device.assertion(challenge: challenge, userHandle: nil)
+            device.signWith = nil
+            return try await fido.changePin(
+                for: user, ceremonyID: try #require(options["ceremonyId"]?.stringValue), authenticatorID: info.id, assertion: assertion,
+                credential: (registrar ?? device).register(challenge: challenge, key: key))
+        }
+        await expectCode(.pinAttemptFailed) { _ = try await change(to: newKey, wrong: true) }
+        var stored = try #require(try await engines.store.authenticators(userID: "u1").first)
+        #expect(stored.failedAttempts == 1 && stored.publicKeyCOSE == oldKey)
+        // The same key again, or a key under another credential id: refused, nothing swapped.
+        await expectCode(.invalidInput) { _ = try await change(to: nil) }
+        stored = try #require(try await engines.store.authenticators(userID: "u1").first)
+        #expect(stored.publicKeyCOSE == oldKey)
+        // The old PIN was right, so its reserved attempt should go back, as the WebAuthn grant gives it back
+        // (releaseVerifiedPinAttempt); changePin keeps it counted when the new credential is refused afterwards.
+        withKnownIssue("FidoService.changePin does not release a verified old-PIN attempt when the new credential is refused") {
+            #expect(stored.failedAttempts == 1)
+        }
+        engines.clock.advance(by: 60)
+        await expectCode(.invalidInput) { _ = try await change(to: newKey, registrar: engines.authenticator(pin: true)) }
+        #expect(try await engines.store.authenticators(userID: "u1").first?.publicKeyCOSE == oldKey)
+        engines.clock.advance(by: 60)
+        let changed = try await change(to: newKey)
+        #expect(changed.id == info.id && changed.pinStatus?.state == FidoPinStatus.unlocked)
+        stored = try #require(try await engines.store.authenticators(userID: "u1").first)
+        #expect(stored.publicKeyCOSE != oldKey && stored.failedAttempts == 0 && stored.credentialID == Data(device.credentialID))
+        // The old PIN is now a wrong one; the new key signs in.
+        await expectCode(.invalidGrant) { _ = try await Self.signIn(engines, fido, device, user: user) }
+        device.signWith = newKey
+        _ = try await engines.webAuthnEndpoint(fido).exchange(try await Self.signInParameters(fido, device, user: user))
+        // Only PIN authenticators of the user have a PIN to change.
+        await expectCode(.notFound) { _ = try await fido.pinChangeOptions(for: user, authenticatorID: "nope") }
+        let plain = try await Self.register(engines.authenticator(), for: user, with: fido)
+        await expectCode(.invalidInput) { _ = try await fido.pinChangeOptions(for: user, authenticatorID: plain.id) }
+    }
+
+    /// The WebAuthn grant's parameters for `device`'s assertion (signed with whatever key it holds now).
+    static func signInParameters(_ fido: FidoService, _ device: TestWebAuthnAuthenticator, user: User) async throws -> [String: String] {
+        let options = try await fido.authenticationOptions(username: user.username)
+        return [
+            "grant_type": GrantType.webauthn, "ceremony_id": try #require(options["ceremonyId"]?.stringValue),
+            "credential": try device.assert(challenge: try challenge(of: options), userHandle: nil),
+        ]
+    }
+
     // MARK: Sign-in
 
     @Test("A counter that goes back is refused and recorded once; the ceremony is consumed, so the replay is refused without a second record")
