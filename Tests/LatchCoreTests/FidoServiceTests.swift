@@ -319,11 +319,9 @@ struct FidoServiceTests {
         await expectCode(.invalidInput) { _ = try await change(to: nil) }
         stored = try #require(try await engines.store.authenticators(userID: "u1").first)
         #expect(stored.publicKeyCOSE == oldKey)
-        // The old PIN was right, so its reserved attempt should go back, as the WebAuthn grant gives it back
-        // (releaseVerifiedPinAttempt); changePin keeps it counted when the new credential is refused afterwards.
-        withKnownIssue("FidoService.changePin does not release a verified old-PIN attempt when the new credential is refused") {
-            #expect(stored.failedAttempts == 1)
-        }
+        // The old PIN was right, so its reserved attempt goes back, as the WebAuthn grant gives it back
+        // (releaseVerifiedPinAttempt): only the earlier wrong PIN counts.
+        #expect(stored.failedAttempts == 1)
         engines.clock.advance(by: 60)
         await expectCode(.invalidInput) { _ = try await change(to: newKey, registrar: engines.authenticator(pin: true)) }
         #expect(try await engines.store.authenticators(userID: "u1").first?.publicKeyCOSE == oldKey)

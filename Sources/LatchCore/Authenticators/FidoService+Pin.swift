@@ -38,8 +38,21 @@ extension FidoService {
         guard Self.bytes(assertion["rawId"] ?? assertion["id"]) == Array(authenticator.credentialID) else {
             throw LatchError.invalidInput("assertion must be an AuthenticationResponseJSON of this authenticator's credential")
         }
-        _ = try await checkAssertion(assertion, ceremony: ceremony, now: now, code: nil)
-        // The new PIN: a registration of the same credential id with a new key.
+        let checked = try await checkAssertion(assertion, ceremony: ceremony, now: now, code: nil)
+        do {
+            return try await replaceKey(of: authenticator, user: user, ceremony: ceremony, credential: credential, now: now)
+        } catch {
+            // The old PIN was right: its reserved attempt goes back whatever refused the new key, as after a sign-in
+            // refused for another reason — a right PIN never counts toward the lockout.
+            await releaseVerifiedPinAttempt(checked)
+            throw error
+        }
+    }
+
+    /// The new PIN: a registration of `authenticator`'s credential id with a new key, which replaces the old one.
+    private func replaceKey(
+        of authenticator: Authenticator, user: User, ceremony: FidoCeremonies.Ceremony, credential: JSONValue, now: Int64
+    ) async throws -> FidoAuthenticatorInfo {
         let verified = try await relyingParty().verifyRegistrationResponse(credential, challenge: ceremony.challenge, now: now, context: "credential ")
         guard verified.credentialID == Array(authenticator.credentialID), verified.aaguid == Array(authenticator.aaguid) else {
             throw LatchError.invalidInput("the new key must be registered under the same credential id and authenticator model")
