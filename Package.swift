@@ -308,7 +308,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchCoreTests",
-            dependencies: ["LatchCore", "LatchModel", "LatchJOSE", "LatchTesting"],
+            dependencies: ["LatchCore", "LatchModel", "LatchJOSE", "LatchTesting", "LatchHookKit", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: swiftSettings
         ),
         .testTarget(
