@@ -17,7 +17,11 @@ struct ConsoleRendererTests {
         var section = ConsoleView.Section("list", heading: "All")
         section.table = ConsoleView.Table(
             id: "users-table", columns: ["Name"],
-            rows: [.init(id: "u1", cells: [.link("ann", "/console/users/1")], actions: [.init(id: "del", label: "Delete", action: "/console/users/1/delete", danger: true, fields: ["b": "2", "a": "1"])])],
+            rows: [
+                .init(
+                    id: "u1", cells: [.link("ann", "/console/users/1")],
+                    actions: [.init(id: "del", label: "Delete", action: "/console/users/1/delete", danger: true, fields: ["b": "2", "a": "1"])])
+            ],
             empty: "No users.")
         section.forms = [
             ConsoleView.Form(

@@ -97,7 +97,9 @@ struct HostedPageRendererTests {
     @Test("The chooser escapes the app's and the providers' names and links each provider")
     func chooserEscapes() {
         let page = renderer.render(
-            .chooser(clientName: "<script>alert(1)</script>", choices: [.init(id: "corp", displayName: "Corp <b>SSO</b>", url: "https://x.test/?a=1&b=2")]),
+            .chooser(
+                clientName: "<script>alert(1)</script>",
+                choices: [.init(id: "corp", displayName: "Corp <b>SSO</b>", url: "https://x.test/?a=1&b=2")]),
             language: .german)
         #expect(page.status == 200 && page.language == .german)
         #expect(!page.html.contains("<script>") && page.html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))

@@ -31,7 +31,10 @@ struct ConsolePage: WebPage {
         csrf = viewer?.csrf
         nav =
             viewer == nil
-            ? [] : ConsoleView.navigation.filter { may($0.route) }.map { NavItem(id: $0.id, label: $0.label, href: $0.href, current: $0.id == view.area) }
+            ? []
+            : ConsoleView.navigation.filter { may($0.route) }.map {
+                NavItem(id: $0.id, label: $0.label, href: $0.href, current: $0.id == view.area)
+            }
         flash = view.flash
         error = view.error
         errorCode = view.errorCode
