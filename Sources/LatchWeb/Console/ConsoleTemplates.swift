@@ -1,4 +1,4 @@
-/// The console's templates, stylesheet and script. One page template renders every page from a ``ConsolePage``:
+/// The console's templates, stylesheet and script. One page template renders every page from a `ConsolePage`:
 /// sections of facts, tables with row actions, forms, a secret shown once, an image. Every value is escaped by the
 /// template engine; nothing is inline (the CSP allows the console's own script and stylesheet only).
 public enum ConsoleTemplates {

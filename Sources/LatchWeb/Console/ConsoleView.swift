@@ -1,7 +1,7 @@
 import Foundation
 
 /// A console page as its handler describes it: sections of facts, tables, forms, a secret shown once, an image.
-/// ``ConsoleRenderer`` turns it into the `page` template's typed model (``ConsolePage``).
+/// ``ConsoleRenderer`` turns it into the `page` template's typed model (`ConsolePage`).
 public struct ConsoleView: Sendable {
     public var title: String
     /// The navigation entry shown as current.

@@ -8,7 +8,7 @@ public struct RenderedPage: Sendable {
     public var language: Language
 }
 
-/// Renders LatchCore's ``HostedPage`` decisions as HTML in the browser's language: server-side, no script, every
+/// Renders LatchCore's `HostedPage` decisions as HTML in the browser's language: server-side, no script, every
 /// value escaped by the template engine. Its templates are parsed and checked when it is made.
 public struct HostedPageRenderer: Sendable {
     let templates: TemplateSet

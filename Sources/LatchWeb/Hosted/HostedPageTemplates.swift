@@ -1,5 +1,5 @@
 /// The hosted pages' templates and stylesheet: the `head` and `foot` partials and one template per page. Words come
-/// from ``HostedWords`` (`t.<name>`), values from the page's model.
+/// from `HostedWords` (`t.<name>`), values from the page's model.
 public enum HostedPageTemplates {
     /// The stylesheet (`/oauth2/assets/latch.css`): readable on phones and desktops, dark mode, visible focus.
     public static let stylesheet = """
