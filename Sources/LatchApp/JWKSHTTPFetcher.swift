@@ -1,18 +1,19 @@
 import AsyncHTTPClient
+import LatchJOSE
 import LatchCore
 import NIOCore
 import NIOHTTP1
 
 /// Fetches login issuers' JWK Sets over HTTP(S): `GET`, at most `timeoutSeconds`, a body of at most 64 KiB, no redirects
 /// (a 3xx is a failure, like any answer but 200), no cookies.
-struct JWKSHTTPFetcher: JWKSFetcher {
+struct JWKSHTTPFetcher: JWKSFetching {
     var timeoutSeconds: Int64 = 5
 
     struct Failure: Error, CustomStringConvertible {
         let description: String
     }
 
-    func fetchJWKS(_ url: String) async throws -> [UInt8] {
+    func fetchJWKS(from url: String) async throws -> [UInt8] {
         var request = HTTPClientRequest(url: url)
         request.method = .GET
         request.headers.add(name: "Accept", value: "application/jwk-set+json, application/json")

@@ -20,7 +20,7 @@ public struct LatchDeployment: Sendable {
     /// the engines.
     public static func assemble(
         configuration: LatchConfiguration, store: any LatchStore, keyEncryptionKey: [UInt8], clock: LatchClock = .system,
-        random: RandomSource = .system, jwksFetcher: (any JWKSFetcher)? = nil, hookCaller: (any HookCaller)? = nil,
+        random: RandomSource = .system, jwksFetcher: (any JWKSFetching)? = nil, hookCaller: (any HookCaller)? = nil,
         upstreamHTTP: (any UpstreamHTTPClient)? = nil, logger: Logger
     ) async throws -> LatchDeployment {
         let tokens = configuration.tokenSettings

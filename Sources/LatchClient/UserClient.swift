@@ -52,7 +52,7 @@ public actor UserClient {
         self.deviceKeyAlgorithm = deviceKeyAlgorithm
         self.keyProvider = keyProvider
         self.clock = clock
-        self.verifier = IDTokenVerifier(serverURL: configuration.serverURL, transport: transport)
+        self.verifier = IDTokenVerifier(serverURL: configuration.serverURL, transport: transport, clock: clock)
         let hasTokens = (try? keyStore.value(for: Item.tokens)) ?? nil
         self.status = hasTokens == nil ? .notSignedIn(.neverSignedIn) : .signedIn
     }

@@ -100,7 +100,7 @@ extension PostgresTransaction: IssuerLoginWrites {
         let consumers = pairs.map(\.consumer)
         return counting(
             """
-            UPDATE sessions SET revoked_at = \(now), purge_at = LEAST(purge_at, \(now + 86_400))
+            UPDATE sessions SET revoked_at = \(now), purge_at = LEAST(purge_at, \(now + revokedSessionRetention))
             WHERE revoked_at IS NULL AND expires_at > \(now) AND id IN (
                 SELECT c.session_id FROM unnest(\(issuers)::TEXT[], \(consumers)::TEXT[]) AS p (issuer_id, consumer_id)
                 JOIN session_consumers c ON c.issuer_id = p.issuer_id AND c.consumer_id = p.consumer_id)

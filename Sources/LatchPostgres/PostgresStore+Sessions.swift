@@ -168,7 +168,7 @@ extension PostgresStore: SessionStore {
         """
         UPDATE sessions SET generation = \(next.generation), retry_generation = \(next.retryGeneration), rotated_at = \(next.rotatedAt),
             revoked_at = \(next.revokedAt),
-            purge_at = CASE WHEN \(next.revokedAt)::BIGINT IS NULL THEN purge_at ELSE LEAST(purge_at, \(next.revokedAt)::BIGINT + 86400) END
+            purge_at = CASE WHEN \(next.revokedAt)::BIGINT IS NULL THEN purge_at ELSE LEAST(purge_at, \(next.revokedAt)::BIGINT + \(unescaped: String(revokedSessionRetention))) END
         WHERE id = \(current.id) AND generation = \(current.generation)
             AND retry_generation IS NOT DISTINCT FROM \(current.retryGeneration)::BIGINT
             AND rotated_at IS NOT DISTINCT FROM \(current.rotatedAt)::BIGINT
@@ -180,7 +180,7 @@ extension PostgresStore: SessionStore {
 
 extension PostgresTransaction: SessionWrites {
     func insertSession(_ session: Session) {
-        let purgeAt = session.revokedAt.map { min(session.expiresAt, $0 + 86_400) } ?? session.expiresAt
+        let purgeAt = session.revokedAt.map { min(session.expiresAt, $0 + revokedSessionRetention) } ?? session.expiresAt
         execute(
             """
             INSERT INTO sessions (id, user_id, client_id, auth_time, amr, scope, created_at, expires_at, revoked_at, generation,
@@ -193,13 +193,13 @@ extension PostgresTransaction: SessionWrites {
 
     func revokeSession(id: String, at now: Int64) -> WriteResult<Int> {
         counting(
-            "UPDATE sessions SET revoked_at = \(now), purge_at = LEAST(purge_at, \(now + 86_400)) WHERE id = \(id) AND revoked_at IS NULL RETURNING 1")
+            "UPDATE sessions SET revoked_at = \(now), purge_at = LEAST(purge_at, \(now + revokedSessionRetention)) WHERE id = \(id) AND revoked_at IS NULL RETURNING 1")
     }
 
     func revokeSessions(userID: String, at now: Int64) -> WriteResult<Int> {
         counting(
             """
-            UPDATE sessions SET revoked_at = \(now), purge_at = LEAST(purge_at, \(now + 86_400))
+            UPDATE sessions SET revoked_at = \(now), purge_at = LEAST(purge_at, \(now + revokedSessionRetention))
             WHERE user_id = \(userID) AND revoked_at IS NULL AND expires_at > \(now) RETURNING 1
             """)
     }

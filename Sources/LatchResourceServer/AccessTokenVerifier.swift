@@ -88,7 +88,14 @@ public final class AccessTokenVerifier: Sendable {
         let seconds: @Sendable () -> Int64 = { Self.unixSeconds(clock()) }
         keys = JWKSCache(
             url: configuration.jwksURL, fetcher: fetcher ?? HTTPJWKSFetcher(timeout: configuration.jwksFetchTimeout.timeAmount), lifetime: configuration.jwksCacheLifetime.wholeSeconds,
-            refetchInterval: configuration.jwksRefetchInterval.wholeSeconds, clock: seconds, logger: logger)
+            refetchInterval: configuration.jwksRefetchInterval.wholeSeconds, clock: seconds,
+            events: { event in
+                switch event {
+                case .fetched(let url, let count): logger.debug("Latch JWKS fetched", metadata: ["url": "\(url)", "keys": "\(count)"])
+                case .failed(let url, let error):
+                    logger.warning("Latch JWKS fetch failed; the cached keys stay in use", metadata: ["url": "\(url)", "error": "\(error)"])
+                }
+            })
         replayCache = DPoPReplayCache(capacity: configuration.dpop.replayCacheCapacity)
         let nonces = configuration.dpop.nonces.map { DPoPNonceSource(window: $0.window.wholeSeconds, secret: $0.secret, clock: seconds) }
         self.nonces = nonces

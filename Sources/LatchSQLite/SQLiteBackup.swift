@@ -96,7 +96,7 @@ public enum SQLiteBackup {
         try handle.run("BEGIN IMMEDIATE")
         do {
             let ended = try handle.run(
-                "UPDATE sessions SET revoked_at = ?1, purge_at = min(purge_at, ?1 + 86400) WHERE revoked_at IS NULL AND expires_at > ?1", [.int(now)])
+                "UPDATE sessions SET revoked_at = ?1, purge_at = min(purge_at, ?1 + \(revokedSessionRetention)) WHERE revoked_at IS NULL AND expires_at > ?1", [.int(now)])
             try handle.run("UPDATE web_sessions SET ended_at = ?1 WHERE ended_at IS NULL AND expires_at > ?1", [.int(now)])
             try handle.run("COMMIT")
             return ended

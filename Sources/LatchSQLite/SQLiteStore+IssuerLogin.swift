@@ -82,7 +82,7 @@ extension SQLiteTransaction: IssuerLoginWrites {
     /// The pairs travel as one JSON array of `[issuer, consumer]` arrays, so that the statement's text (and its cached
     /// plan) is the same for any number of pairs.
     static let revokeHoldingAny = """
-        UPDATE sessions SET revoked_at = ?1, purge_at = min(purge_at, ?1 + 86400)
+        UPDATE sessions SET revoked_at = ?1, purge_at = min(purge_at, ?1 + \(revokedSessionRetention))
         WHERE revoked_at IS NULL AND expires_at > ?1 AND id IN (
             SELECT c.session_id FROM json_each(?2) p
             JOIN session_consumers c ON c.issuer_id = json_extract(p.value, '$[0]') AND c.consumer_id = json_extract(p.value, '$[1]'))

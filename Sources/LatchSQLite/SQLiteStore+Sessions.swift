@@ -13,11 +13,11 @@ extension SQLiteStore: SessionStore {
     /// Writes a session's mutable state. A revoked row is kept a day (for audit), then housekeeping deletes it.
     static let updateState = """
         UPDATE sessions SET generation = ?1, retry_generation = ?2, rotated_at = ?3, revoked_at = ?4,
-            purge_at = CASE WHEN ?4 IS NULL THEN purge_at ELSE min(purge_at, ?4 + 86400) END
+            purge_at = CASE WHEN ?4 IS NULL THEN purge_at ELSE min(purge_at, ?4 + \(revokedSessionRetention)) END
         WHERE id = ?5
         """
 
-    static let revoke = "UPDATE sessions SET revoked_at = ?1, purge_at = min(purge_at, ?1 + 86400) WHERE id = ?2 AND revoked_at IS NULL"
+    static let revoke = "UPDATE sessions SET revoked_at = ?1, purge_at = min(purge_at, ?1 + \(revokedSessionRetention)) WHERE id = ?2 AND revoked_at IS NULL"
 
     static func decodeSession(_ row: SQLRow, offset: Int = 0) -> Session {
         Session(
@@ -100,7 +100,7 @@ extension SQLiteTransaction: SessionWrites {
                     .text(session.id), .text(session.userID), .text(session.clientID), .int(session.authTime),
                     .text(StoredForm.amrText(session.amr)), .text(session.scope), .int(session.createdAt), .int(session.expiresAt),
                     session.revokedAt.sql, .int(session.generation), session.retryGeneration.sql, session.rotatedAt.sql, session.dpopJKT.sql,
-                    .int(session.revokedAt.map { min(session.expiresAt, $0 + 86_400) } ?? session.expiresAt),
+                    .int(session.revokedAt.map { min(session.expiresAt, $0 + revokedSessionRetention) } ?? session.expiresAt),
                 ])
             return nil
         }
@@ -113,7 +113,7 @@ extension SQLiteTransaction: SessionWrites {
     func revokeSessions(userID: String, at now: Int64) -> WriteResult<Int> {
         counting(
             """
-            UPDATE sessions SET revoked_at = ?1, purge_at = min(purge_at, ?1 + 86400)
+            UPDATE sessions SET revoked_at = ?1, purge_at = min(purge_at, ?1 + \(revokedSessionRetention))
             WHERE user_id = ?2 AND revoked_at IS NULL AND expires_at > ?1
             """, [.int(now), .text(userID)])
     }

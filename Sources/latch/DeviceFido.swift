@@ -65,7 +65,10 @@ extension Device {
                 try await Device.perform {
                     let client = try options.client()
                     try await client.signInWithFido(Fido.authenticator(pin: pin), pin: pin)
-                    print("signed in" + ((try? await client.userClaim("sub")?.stringValue).map { " as \($0)" } ?? ""))
+                    // The username, as `latch device sign-in` prints it (the user id when the tokens carry none).
+                    let username = try? await client.userClaim("username")?.stringValue
+                    let name = username != nil ? username : try? await client.userClaim("sub")?.stringValue
+                    print("signed in" + (name.map { " as \($0)" } ?? ""))
                 }
             }
         }

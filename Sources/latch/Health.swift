@@ -15,7 +15,8 @@ struct Health: AsyncParsableCommand {
         discussion: """
             Exit 3 — the server cannot be reached, does not answer within --timeout, answers something that is not \
             Latch, or answers that it is not ready (its database cannot be reached) — with one line on stderr saying \
-            which; exit 2 for a bad flag or configuration.
+            which; exit 2 for a bad flag or configuration. With --wait it probes again every 0.2 s until the \
+            server is ready or the seconds pass (a script that starts a server: `latch health --wait 60`).
             Without --url it probes where `latch serve` listens with the same configuration (http.host and \
             http.port from LATCH_HTTP_HOST, LATCH_HTTP_PORT or --config; a wildcard host such as 0.0.0.0 is probed \
             on loopback): http://127.0.0.1:8080 unless they are set.
@@ -30,8 +31,12 @@ struct Health: AsyncParsableCommand {
     @Option(help: "JSON configuration file the server runs with, to find its address when --url is not given.")
     var config: String?
 
+    @Option(help: "Keep probing (every 0.2 s) until the server is ready, for up to this many seconds (0–600): for scripts that start a server.")
+    var wait: Double = 0
+
     func validate() throws {
         guard timeout >= 0.1, timeout <= 60 else { throw ValidationError("--timeout must be 0.1–60 seconds, not \(timeout)") }
+        guard wait >= 0, wait <= 600 else { throw ValidationError("--wait must be 0–600 seconds, not \(wait)") }
     }
 
     func run() async throws {
@@ -41,7 +46,13 @@ struct Health: AsyncParsableCommand {
         else {
             throw ValidationError("--url must be an http or https URL, not \(base)")
         }
-        switch await Self.probe(probeURL, timeout: timeout) {
+        let deadline = ContinuousClock.now + .seconds(wait)
+        var outcome = await Self.probe(probeURL, timeout: timeout)
+        while case .failed = outcome, ContinuousClock.now + .milliseconds(200) < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            outcome = await Self.probe(probeURL, timeout: min(timeout, max(0.1, (deadline - ContinuousClock.now) / .seconds(1))))
+        }
+        switch outcome {
         case .ready:
             return
         case .failed(let reason):

@@ -35,6 +35,24 @@ struct HealthCommandTests {
         #expect(try await server.terminate() == 0)
     }
 
+    @Test("--wait: started before the server, it exits 0 once the server is ready; with nothing listening it gives up with exit 3")
+    func waitForTheServer() async throws {
+        let directory = TemporaryDirectory(prefix: "latch-health")
+        defer { directory.remove() }
+        let port = try freePort()
+        let latch = try latchExecutable().path
+        let (gaveUp, gaveUpOutput) = try await run(latch, ["health", "--url", "http://127.0.0.1:\(port)", "--wait", "1"], timeout: 90)
+        #expect(gaveUp == 3 && gaveUpOutput.contains("cannot reach the server"), "\(gaveUpOutput)")
+        #expect(try await run(latch, ["health", "--wait", "601"], timeout: 30).0 == 2)
+        async let probe = run(latch, ["health", "--url", "http://127.0.0.1:\(port)", "--wait", "120"], timeout: 150)
+        try await Task.sleep(for: .milliseconds(500))  // the probe is running (and failing) before the server starts
+        let server = try LatchServer(dataDirectory: directory.path + "/data", port: port)
+        let (status, output) = try await probe
+        #expect(status == 0, "\(output)")
+        #expect(server.log.contains("latch listening on"), "the probe answered 0 before the server listened: \(server.log)")
+        _ = try? await server.terminate()
+    }
+
     @Test("Nothing listening: exit 3 and one line on stderr naming the URL")
     func nothingListening() async throws {
         let port = try freePort()

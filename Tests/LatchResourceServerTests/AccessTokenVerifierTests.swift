@@ -250,7 +250,7 @@ struct AccessTokenVerifierTests {
         let mixed = #"{"keys":[{"kty":"EC","kid":"p","crv":"P-256","x":"AA","y":"AA"},{"kty":"oct","kid":"o","k":"AAAA"},"#
             + #"{"kty":"EC","use":"enc","kid":"e"},{"kid":""}]}"#
         #expect(try JWKSCache.parse(Array(mixed.utf8)).isEmpty)
-        #expect(throws: HTTPJWKSFetcher.Failure.self) { try JWKSCache.parse(Array("[]".utf8)) }
+        #expect(throws: JWKSCache.Unreadable.self) { try JWKSCache.parse(Array("[]".utf8)) }
     }
 
     @Test("Configuration errors are reported at creation")

@@ -32,11 +32,11 @@ public struct FidoCeremonies: Sendable {
     static let prefix = "lfc_"
     static let consumedIssuer = "latch:fido-ceremony"
 
-    private let key: SymmetricKey
+    private let format: MACToken
     let lifetime: Int64
 
     public init(key: SymmetricKey, lifetime: Int64) {
-        self.key = key
+        format = MACToken(prefix: Self.prefix, domain: "lfc1", maximumLength: 1024, key: key)
         self.lifetime = lifetime
     }
 
@@ -49,17 +49,14 @@ public struct FidoCeremonies: Sendable {
         let expiresAt = min(now.adding(seconds: lifetime), cap ?? .max)
         var user = userID ?? ""
         if let bound { user += "~" + Base64URL.encode(Data(bound.utf8)) }
-        return (Self.prefix + [encoded, String(expiresAt), kind.rawValue, user, Base64URL.encode(Data(mac(encoded, expiresAt, kind, user)))]
-            .joined(separator: "."), challenge)
+        return (format.seal([encoded, String(expiresAt), kind.rawValue, user]), challenge)
     }
 
     /// The ceremony `id` names, when Latch issued it for `kind` and it is still valid at `now`.
     public func check(_ id: String, _ kind: Kind, now: Int64) throws(LatchError) -> Ceremony {
         guard id.utf8.count <= 1024, id.hasPrefix(Self.prefix) else { throw LatchError.invalidGrant("the ceremony id is not one Latch issued") }
-        let parts = id.dropFirst(Self.prefix.count).split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 5, let challenge = Base64URL.decode(parts[0]), challenge.count == 32, let expiresAt = Int64(parts[1]),
-            String(expiresAt) == parts[1], parts[2] == kind.rawValue, let presented = Base64URL.decode(parts[4]),
-            Secrets.constantTimeEquals(presented, Data(mac(String(parts[0]), expiresAt, kind, String(parts[3]))))
+        guard let parts = format.open(id, fieldCount: 4), let challenge = Base64URL.decode(parts[0]), challenge.count == 32,
+            let expiresAt = MACToken.integer(parts[1]), parts[2] == kind.rawValue
         else { throw LatchError.invalidGrant("the ceremony id is not one Latch issued for this ceremony") }
         guard now < expiresAt else { throw LatchError.invalidGrant("the ceremony has expired; start again") }
         let user = parts[3].split(separator: "~", maxSplits: 1, omittingEmptySubsequences: false)
@@ -67,9 +64,5 @@ public struct FidoCeremonies: Sendable {
         return Ceremony(
             challenge: Array(challenge), userID: user[0].isEmpty ? nil : String(user[0]), bound: bound,
             consumes: .jti(id, issuer: Self.consumedIssuer, until: expiresAt))
-    }
-
-    private func mac(_ challenge: String, _ expiresAt: Int64, _ kind: Kind, _ user: String) -> HMAC<SHA256>.MAC {
-        HMAC<SHA256>.authenticationCode(for: Array("lfc1|\(challenge)|\(expiresAt)|\(kind.rawValue)|\(user)".utf8), using: key)
     }
 }

@@ -59,7 +59,8 @@ public final class UpstreamOpenIDClient: Sendable {
     private let timeout: Int64
     let clockSkew: Int64
     private let metadataCache = Locked<[String: Cached<UpstreamMetadata>]>([:])
-    private let keyCache = Locked<[String: Cached<[String: PublicKey]>]>([:])
+    /// Each upstream's signing keys, by JWKS URL.
+    private let keyCaches = Locked<[String: JWKSCache]>([:])
     private let logger: Logger
     /// How long discovery documents and JWKS are kept.
     static let cacheLifetime: Int64 = 3600
@@ -126,23 +127,28 @@ public final class UpstreamOpenIDClient: Sendable {
     }
 
     /// The upstream's signing key `kid`: from cache, or the JWKS read again when the kid is unknown (at most every
-    /// ``refetchInterval`` seconds).
+    /// ``refetchInterval`` seconds; a failed read keeps the keys read before). Nil when the upstream does not publish
+    /// it; ``ErrorCode/upstreamUnavailable`` when its keys could never be read.
     func key(kid: String, metadata: UpstreamMetadata) async throws -> PublicKey? {
-        let now = clock.seconds()
-        let cached = keyCache.withLock { $0[metadata.jwksURI] }
-        if let cached, now - cached.fetchedAt < Self.cacheLifetime, let key = cached.value[kid] { return key }
-        if let cached, now - cached.fetchedAt < Self.refetchInterval { return cached.value[kid] }
-        let response: UpstreamResponse
-        do {
-            response = try await http.get(metadata.jwksURI, bearer: nil, timeout: timeout)
-        } catch {
-            throw Self.unavailable("the identity provider's keys could not be read", detail: "\(error)")
+        let cache = keyCaches.withLock { caches -> JWKSCache in
+            if let cache = caches[metadata.jwksURI] { return cache }
+            let cache = JWKSCache(
+                url: metadata.jwksURI, fetcher: UpstreamJWKSFetcher(http: http, timeout: timeout), lifetime: Self.cacheLifetime,
+                refetchInterval: Self.refetchInterval, clock: { [clock] in clock.seconds() },
+                events: { [logger] event in
+                    if case .failed(let url, let error) = event {
+                        logger.warning("identity provider JWKS read failed", metadata: ["url": "\(url)", "error": "\(error)"])
+                    }
+                })
+            caches[metadata.jwksURI] = cache
+            return cache
         }
-        guard response.status == 200, let keys = try? PublicKey.signingKeys(ofJWKS: response.body) else {
-            throw Self.unavailable("the identity provider's keys could not be read", detail: "HTTP \(response.status)")
+        switch await cache.key(kid) {
+        case .key(let key): return key
+        case .unknownKeyID: return nil
+        case .unavailable:
+            throw Self.unavailable("the identity provider's keys could not be read", detail: cache.lastFailure.map { "\($0)" })
         }
-        keyCache.withLock { $0[metadata.jwksURI] = Cached(value: keys, fetchedAt: now) }
-        return keys[kid]
     }
 
     // MARK: Code exchange
@@ -286,5 +292,22 @@ public enum FormEncoding {
     public static func appending(_ pairs: [(String, String)], to url: String) -> String {
         guard !pairs.isEmpty else { return url }
         return url + (url.contains("?") ? "&" : "?") + query(pairs)
+    }
+}
+
+/// An upstream's JWK Set through the deployment's ``UpstreamHTTPClient`` (bounded in time; any answer but 200 fails).
+struct UpstreamJWKSFetcher: JWKSFetching {
+    struct Refused: Error, CustomStringConvertible {
+        let status: Int
+        var description: String { "HTTP \(status)" }
+    }
+
+    let http: any UpstreamHTTPClient
+    let timeout: Int64
+
+    func fetchJWKS(from url: String) async throws -> [UInt8] {
+        let response = try await http.get(url, bearer: nil, timeout: timeout)
+        guard response.status == 200 else { throw Refused(status: response.status) }
+        return response.body
     }
 }

@@ -3,13 +3,6 @@ import LatchJOSE
 import LatchModel
 import Logging
 
-/// Fetches a login issuer's JWK Set (RFC 7517 §5). The deployment's implementation makes the HTTP call (bounded in
-/// time and size, no redirects); tests may serve a real JWKS over loopback.
-public protocol JWKSFetcher: Sendable {
-    /// The body of `GET url`, or a thrown error.
-    func fetchJWKS(_ url: String) async throws -> [UInt8]
-}
-
 /// A login issuer with its keys read: what a login checks tokens against.
 public struct ResolvedLoginIssuer: Sendable {
     public var issuer: LoginIssuer
@@ -37,24 +30,17 @@ public struct LoginIssuerKeyForm: Codable, Sendable, Hashable {
 ///   after one on another replica, and when a token names an issuer it does not know (at most once a second).
 /// - A JWKS is fetched at first use, kept `jwksLifetime` seconds, and fetched again at once when a token names an
 ///   unknown `kid` — at most once every `jwksRefetchInterval` seconds per issuer, so tokens with made-up `kid`s cannot
-///   make Latch hammer the issuer. A failed fetch keeps the keys it had.
+///   make Latch hammer the issuer. A failed fetch keeps the keys it had. (One ``JWKSCache`` per issuer.)
 public final class LoginIssuerRegistry: Sendable {
-    struct JWKSEntry {
-        /// The URL the keys came from: a re-added issuer with another URL starts afresh.
-        var url: String?
-        var keys: [String: PublicKey] = [:]
-        var fetchedAt: Int64?
-        var attemptedAt: Int64?
-    }
-
     struct State {
         var issuers: [String: ResolvedLoginIssuer] = [:]
         var loadedAt: Int64?
-        var jwks: [String: JWKSEntry] = [:]
+        /// Each JWKS issuer's keys, by issuer id; a re-added issuer with another URL starts afresh.
+        var jwks: [String: JWKSCache] = [:]
     }
 
     let store: any IssuerLoginStore
-    let fetcher: (any JWKSFetcher)?
+    let fetcher: (any JWKSFetching)?
     let clock: LatchClock
     let logger: Logger
     let state = Locked(State())
@@ -64,11 +50,7 @@ public final class LoginIssuerRegistry: Sendable {
     public let jwksLifetime: Int64 = 300
     /// Least seconds between two fetches of one issuer's JWKS.
     public let jwksRefetchInterval: Int64 = 10
-    /// Largest JWKS accepted, bytes, and most keys read from one.
-    static let maximumJWKSBytes = 64 * 1024
-    static let maximumJWKSKeys = 32
-
-    public init(store: any IssuerLoginStore, fetcher: (any JWKSFetcher)?, clock: LatchClock, logger: Logger = Logger(label: "latch.issuer-login")) {
+    public init(store: any IssuerLoginStore, fetcher: (any JWKSFetching)?, clock: LatchClock, logger: Logger = Logger(label: "latch.issuer-login")) {
         self.store = store
         self.fetcher = fetcher
         self.clock = clock
@@ -87,7 +69,7 @@ public final class LoginIssuerRegistry: Sendable {
             state.issuers = resolved
             state.loadedAt = now
             // Keys of a deleted issuer, or of one whose URL changed, are forgotten.
-            state.jwks = state.jwks.filter { entry in entry.value.url != nil && resolved[entry.key]?.issuer.jwksURL == entry.value.url }
+            state.jwks = state.jwks.filter { entry in resolved[entry.key]?.issuer.jwksURL == entry.value.url }
         }
     }
 
@@ -106,32 +88,23 @@ public final class LoginIssuerRegistry: Sendable {
     /// The key `kid` of `issuer`: a static key, or one from its JWKS (fetched when needed).
     public func key(_ kid: String, of issuer: ResolvedLoginIssuer) async -> PublicKey? {
         guard let url = issuer.issuer.jwksURL else { return issuer.keys[kid] }
-        let now = clock.seconds()
-        let cached: (key: PublicKey?, fresh: Bool, mayFetch: Bool) = state.withLock { state in
-            var entry = state.jwks[issuer.issuer.id] ?? JWKSEntry()
-            if entry.url != url { entry = JWKSEntry(url: url) }
-            let fresh = entry.fetchedAt.map { now - $0 < jwksLifetime } ?? false
-            let mayFetch = entry.attemptedAt.map { now - $0 >= jwksRefetchInterval } ?? true
-            return (entry.keys[kid], fresh, mayFetch)
+        guard let fetcher else { return nil }
+        let id = issuer.issuer.id
+        let cache = state.withLock { state -> JWKSCache in
+            if let cache = state.jwks[id], cache.url == url { return cache }
+            let cache = JWKSCache(
+                url: url, fetcher: fetcher, lifetime: jwksLifetime, refetchInterval: jwksRefetchInterval, clock: { [clock] in clock.seconds() },
+                events: { [logger] event in
+                    switch event {
+                    case .fetched(_, let count): logger.info("login issuer JWKS fetched", metadata: ["issuer": "\(id)", "keys": "\(count)"])
+                    case .failed(_, let error): logger.warning("login issuer JWKS fetch failed", metadata: ["issuer": "\(id)", "error": "\(error)"])
+                    }
+                })
+            state.jwks[id] = cache
+            return cache
         }
-        if let key = cached.key, cached.fresh { return key }
-        guard cached.mayFetch, let fetcher else { return cached.key }
-        state.withLock { state in
-            if state.jwks[issuer.issuer.id]?.url != url { state.jwks[issuer.issuer.id] = JWKSEntry(url: url) }
-            state.jwks[issuer.issuer.id]?.attemptedAt = now
-        }
-        do {
-            let body = try await fetcher.fetchJWKS(url)
-            let keys = try Self.parseJWKS(body)
-            state.withLock { state in
-                state.jwks[issuer.issuer.id] = JWKSEntry(url: url, keys: keys, fetchedAt: now, attemptedAt: now)
-            }
-            logger.info("login issuer JWKS fetched", metadata: ["issuer": "\(issuer.issuer.id)", "keys": "\(keys.count)"])
-            return keys[kid]
-        } catch {
-            logger.warning("login issuer JWKS fetch failed", metadata: ["issuer": "\(issuer.issuer.id)", "error": "\(error)"])
-            return cached.key
-        }
+        guard case .key(let key) = await cache.key(kid) else { return nil }
+        return key
     }
 
     /// The static keys of an issuer as stored; a key that no longer reads is left out (it was checked when added).
@@ -151,9 +124,9 @@ public final class LoginIssuerRegistry: Sendable {
     /// does not match its type is left out.
     public static func parseJWKS(_ body: [UInt8]) throws -> [String: PublicKey] {
         do {
-            return try PublicKey.signingKeys(ofJWKS: body, maximumBytes: maximumJWKSBytes, maximumKeys: maximumJWKSKeys)
+            return try JWKSCache.parse(body)
         } catch {
-            throw LatchError.invalidInput(error.detail)
+            throw LatchError.invalidInput(error.description)
         }
     }
 }

@@ -17,13 +17,13 @@ public struct RegistrationChallenges: Sendable {
     /// The proof types that take a challenge.
     public static let types: Set<ChallengeType> = [.appAttest, .androidKey, .playIntegrity]
 
-    private let key: SymmetricKey
+    private let format: MACToken
     let lifetime: Int64
     let clock: LatchClock
     let random: RandomSource
 
     public init(key: SymmetricKey, lifetime: Int64, clock: LatchClock, random: RandomSource) {
-        self.key = key
+        format = MACToken(prefix: Self.prefix, domain: "lrc1", maximumLength: 128, key: key)
         self.lifetime = lifetime
         self.clock = clock
         self.random = random
@@ -39,7 +39,7 @@ public struct RegistrationChallenges: Sendable {
         }
         let expiresAt = clock.seconds().adding(seconds: lifetime)
         let random = random.token(byteCount: 16)
-        let challenge = Self.prefix + random + "." + String(expiresAt) + "." + Base64URL.encode(Data(mac(random, expiresAt, request.challengeType)))
+        let challenge = format.seal([random, String(expiresAt)], bound: [request.challengeType.rawValue])
         return RegistrationChallengeResponse(challenge: challenge, expiresIn: Int(lifetime))
     }
 
@@ -50,16 +50,10 @@ public struct RegistrationChallenges: Sendable {
         guard challenge.utf8.count <= 128, challenge.hasPrefix(Self.prefix) else {
             throw LatchError(.invalidChallenge, "the challenge is not one Latch issued")
         }
-        let parts = challenge.dropFirst(Self.prefix.count).split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, let expiresAt = Int64(parts[1]), String(expiresAt) == parts[1],
-            let presented = Base64URL.decode(parts[2]),
-            Secrets.constantTimeEquals(presented, Data(mac(String(parts[0]), expiresAt, type)))
+        guard let fields = format.open(challenge, fieldCount: 2, bound: [type.rawValue]), !fields[0].isEmpty,
+            let expiresAt = MACToken.integer(fields[1])
         else { throw LatchError(.invalidChallenge, "the challenge is not one Latch issued for \(type.rawValue) registrations") }
         guard now < expiresAt else { throw LatchError(.invalidChallenge, "the challenge has expired; ask for a new one") }
         return .jti(challenge, issuer: Self.consumedIssuer, until: expiresAt)
-    }
-
-    private func mac(_ random: String, _ expiresAt: Int64, _ type: ChallengeType) -> HMAC<SHA256>.MAC {
-        HMAC<SHA256>.authenticationCode(for: Array("lrc1|\(random)|\(expiresAt)|\(type.rawValue)".utf8), using: key)
     }
 }

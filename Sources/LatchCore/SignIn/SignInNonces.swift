@@ -47,26 +47,18 @@ public struct SignInNonces: Sendable {
 /// Makes and checks sign-in nonces: `lsn_<random>.<expiry>.<MAC>` with MAC = HMAC-SHA256(key,
 /// "lsn1|<random>|<expiry>|<username>").
 public struct SignInNonceCodec: Sendable {
-    private let key: SymmetricKey
+    private let format: MACToken
 
-    public init(key: SymmetricKey) { self.key = key }
+    public init(key: SymmetricKey) { format = MACToken(prefix: SignInNonces.prefix, domain: "lsn1", maximumLength: 128, key: key) }
 
     func nonce(username: String, random: String, expiresAt: Int64) -> String {
-        SignInNonces.prefix + random + "." + String(expiresAt) + "." + Base64URL.encode(Data(mac(random, expiresAt, username)))
+        format.seal([random, String(expiresAt)], bound: [username])
     }
 
     /// The expiry of `nonce` when Latch issued it for `username` and it is still valid at `now`; nil otherwise.
     public func expiry(of nonce: String, username: String, now: Int64) -> Int64? {
-        guard nonce.utf8.count <= 128, nonce.hasPrefix(SignInNonces.prefix) else { return nil }
-        let parts = nonce.dropFirst(SignInNonces.prefix.count).split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, let expiresAt = Int64(parts[1]), String(expiresAt) == parts[1],
-            let presented = Base64URL.decode(parts[2]),
-            Secrets.constantTimeEquals(presented, Data(mac(String(parts[0]), expiresAt, username)))
+        guard let fields = format.open(nonce, fieldCount: 2, bound: [username]), !fields[0].isEmpty, let expiresAt = MACToken.integer(fields[1])
         else { return nil }
         return now < expiresAt ? expiresAt : nil
-    }
-
-    private func mac(_ random: String, _ expiresAt: Int64, _ username: String) -> HMAC<SHA256>.MAC {
-        HMAC<SHA256>.authenticationCode(for: Array("lsn1|\(random)|\(expiresAt)|\(username)".utf8), using: key)
     }
 }
