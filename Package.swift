@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "LatchModel", targets: ["LatchModel"]),
         .library(name: "LatchJOSE", targets: ["LatchJOSE"]),
         .library(name: "LatchCore", targets: ["LatchCore"]),
+        .library(name: "LatchWeb", targets: ["LatchWeb"]),
         .library(name: "LatchServer", targets: ["LatchServer"]),
         .library(name: "LatchApp", targets: ["LatchApp"]),
         .library(name: "LatchClient", targets: ["LatchClient"]),
@@ -123,14 +124,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The hosted sign-in pages and the admin console as HTML: templates compiled at start-up, one typed model per
+        // page, and the words in English and German. No HTTP, no store: the edge serves what it renders.
+        .target(
+            name: "LatchWeb",
+            dependencies: [
+                "LatchCore", "LatchModel",
+                .product(name: "Mustache", package: "swift-mustache"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The HTTP edge only: controllers, contexts, middleware. No store, no configuration file.
         .target(
             name: "LatchServer",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchCore",
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchWeb",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -145,7 +155,7 @@ let package = Package(
         .target(
             name: "LatchApp",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite", "LatchPostgres", "LatchServer", "LatchAttestation",
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite", "LatchPostgres", "LatchServer", "LatchWeb", "LatchAttestation",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 // SHA-256 of backup files.
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -312,6 +322,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "LatchWebTests",
+            dependencies: ["LatchWeb", "LatchCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "LatchAppTests",
             dependencies: [
                 "LatchApp", "LatchCore", "LatchTesting", "LatchModel",
@@ -338,7 +353,7 @@ let package = Package(
         .testTarget(
             name: "LatchServerTests",
             dependencies: [
-                "LatchServer", "LatchApp", "LatchTesting", "LatchSQLite", "LatchPostgres", "LatchAttestation", "LatchCBOR",
+                "LatchServer", "LatchWeb", "LatchApp", "LatchTesting", "LatchSQLite", "LatchPostgres", "LatchAttestation", "LatchCBOR",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

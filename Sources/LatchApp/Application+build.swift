@@ -4,6 +4,7 @@ import NIOCore
 import NIOPosix
 import LatchCore
 import LatchServer
+import LatchWeb
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -30,12 +31,14 @@ public func buildLatch(
     }
     // Refused before anything is created when this build cannot export.
     let tracing = configuration.tracingEnabled ? try OpenTelemetryTracing.bootstrap(serviceName: configuration.tracingServiceName, logger: logger) : nil
+    // The pages' templates, parsed and checked: a broken one stops the start here.
+    let pages = try WebPages()
     // One server per data folder: a second one is refused before it reads or writes anything there.
     let lock = try DataFolderLock(folder: configuration.dataDirectory)
     let keyEncryptionKey = try KeyEncryptionKeyFile.loadOrCreate(configuration: configuration)
     let opened = try OpenedStore.open(configuration, logger: logger)
     let server = LatchHTTPService(
-        configuration: configuration, opened: opened, keyEncryptionKey: Redacted(keyEncryptionKey), logger: logger, lock: lock,
+        configuration: configuration, opened: opened, keyEncryptionKey: Redacted(keyEncryptionKey), logger: logger, lock: lock, pages: pages,
         onServerRunning: onServerRunning)
     // The exporter first: it starts before and stops after the server, so the last spans are flushed.
     return ServiceGroup(
@@ -54,6 +57,7 @@ struct LatchHTTPService: Service, CustomStringConvertible {
     let logger: Logger
     /// Held while the server runs (released when the service, and with it the last reference, goes).
     let lock: DataFolderLock
+    let pages: WebPages
     let onServerRunning: @Sendable (Int) async -> Void
 
     func run() async throws {
@@ -86,7 +90,7 @@ struct LatchHTTPService: Service, CustomStringConvertible {
             ])
         let connections = ConnectionCounter(limits: limits, logger: logger)
         var app = Application(
-            router: buildRouter(deployment.services),
+            router: buildRouter(deployment.services, pages: pages),
             server: .http1(
                 configuration: .init(
                     additionalChannelHandlers: connections.handlers(), idleTimeout: .seconds(configuration.idleTimeout + configuration.bodyTimeout),

@@ -2,9 +2,25 @@ import Foundation
 import Hummingbird
 import LatchCore
 import LatchJOSE
+import LatchWeb
 
-/// Builds the router over assembled services. Tests drive it in-process; `LatchApp` serves it.
+/// Builds the router over assembled services and the built-in pages. Tests drive it in-process.
 public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext> {
+    buildRouter(services, pages: builtInPages)
+}
+
+/// The built-in pages, checked once. Their templates are constants that LatchWebTests checks; `LatchApp` makes its
+/// own ``WebPages`` so that a deployment reports a broken template as a start-up error.
+private let builtInPages: WebPages = {
+    do {
+        return try WebPages()
+    } catch {
+        preconditionFailure("built-in web pages: \(error)")
+    }
+}()
+
+/// Builds the router over assembled services and `pages`. `LatchApp` serves it.
+public func buildRouter(_ services: LatchServices, pages: WebPages) -> Router<LatchRequestContext> {
     let router = Router(context: LatchRequestContext.self, options: .autoGenerateHeadEndpoints)
     let methods = RouteMethods()
     // Outermost: the span covers everything else.
@@ -34,7 +50,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
     router.addRoutes(HealthController(store: services.readiness).endpoints, atPath: "health")
     if let authorization = services.authorization {
         let controller = AuthorizationController(
-            service: authorization, pages: HostedPages(), secureCookies: services.settings.issuer.lowercased().hasPrefix("https://"))
+            service: authorization, pages: HostedPages(renderer: pages.hosted), secureCookies: services.settings.issuer.lowercased().hasPrefix("https://"))
         router.group().add(middleware: limited).addRoutes(controller.endpoints)
     }
 
@@ -86,7 +102,7 @@ public func buildRouter(_ services: LatchServices) -> Router<LatchRequestContext
             try JSONResponse.make(
                 try await signIn.enrollmentLink(accountID: try context.parameters.require("id"), issuer: services.settings.issuer), status: .created)
         }
-        ConsoleController(services: services, signIn: signIn).add(to: router, limited: limited)
+        ConsoleController(services: services, signIn: signIn, renderer: pages.console).add(to: router, limited: limited)
     }
     if let metrics = services.metrics {
         // Prometheus scrapes with an admin token (`Authorization: Bearer`).

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import LatchModel
 @testable import LatchServer
+@testable import LatchWeb
 import Testing
 
 extension ConsoleTests {
@@ -66,7 +67,7 @@ extension ConsoleTests {
         let fields = view.sections[0].forms[0].fields
         #expect(fields.map(\.isSecret) == [false, true, true])
         #expect(fields[0].value == "typed" && fields[1].value == "" && fields[2].value == "held")
-        let rendered = ConsoleView.context(view.sections[0].forms[0])["fields"] as? [[String: Any]] ?? []
-        #expect(rendered.map { $0["value"] as? String } == ["typed", "", ""])
+        let rendered = ConsolePage.Form(view.sections[0].forms[0]).fields
+        #expect(rendered.map(\.value) == ["typed", "", ""])
     }
 }

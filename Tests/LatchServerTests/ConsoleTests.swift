@@ -7,6 +7,7 @@ import LatchJOSE
 import LatchModel
 @testable import LatchServer
 import LatchTesting
+import LatchWeb
 import Testing
 
 /// The web console in process: passkey enrollment and sign-in (a software authenticator), sessions and their

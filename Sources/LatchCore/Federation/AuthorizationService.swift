@@ -64,12 +64,6 @@ struct AuthorizationCodeContent: Codable, Sendable {
     var expiresAt: Int64
 }
 
-/// Where the upstream's sign-out sends the browser back to.
-struct SignOutState: Codable, Sendable {
-    var returnTo: String?
-    var expiresAt: Int64
-}
-
 /// The authorization endpoint (OAuth 2.1 code flow with PKCE, OpenID Connect Core §3.1) for apps, federating the
 /// user's authentication to upstream OpenID providers; RP-initiated logout; the upstream callback.
 ///
@@ -119,9 +113,7 @@ public struct AuthorizationService: Sendable {
     static let maximumValueLength = 512
     static let prompts: Set<String> = ["none", "login", "consent", "select_account"]
 
-    static func errorPage(_ code: ErrorCode, _ message: String, status: Int = 400) -> BrowserAnswer {
-        .page(.error(code: code.rawValue, message: message, status: status))
-    }
+    static func errorPage(_ problem: SignInProblem) -> BrowserAnswer { .page(.error(problem)) }
 
     // MARK: Redirect URIs
 
@@ -178,22 +170,22 @@ public struct AuthorizationService: Sendable {
         let now = clock.seconds()
         // Step 1.
         guard !repeated.contains("client_id"), !repeated.contains("redirect_uri") else {
-            return Self.errorPage(.invalidRequest, "The sign-in request repeats client_id or redirect_uri.")
+            return Self.errorPage(.repeatedClientParameters)
         }
         guard let clientID = parameters["client_id"], !clientID.isEmpty, clientID.utf8.count <= 128 else {
-            return Self.errorPage(.invalidRequest, "The sign-in request names no app (client_id).")
+            return Self.errorPage(.missingClientID)
         }
         guard var client = try? await clients.resolve(clientID) else {
-            return Self.errorPage(.invalidClient, "The app that sent you here is not known.")
+            return Self.errorPage(.unknownClient)
         }
         guard let redirectURI = parameters["redirect_uri"] else {
-            return Self.errorPage(.unregisteredRedirectURI, "The app asked to come back to an address it has not registered.")
+            return Self.errorPage(.unregisteredRedirectURI)
         }
         if !Self.matches(redirectURI, registered: client.evidence.federation?.redirectUris ?? []) {
             // Another replica may have registered it a moment ago: read the client again before refusing.
             guard let fresh = try await clients.refreshed(client.id), Self.matches(redirectURI, registered: fresh.evidence.federation?.redirectUris ?? [])
             else {
-                return Self.errorPage(.unregisteredRedirectURI, "The app asked to come back to an address it has not registered.")
+                return Self.errorPage(.unregisteredRedirectURI)
             }
             client = fresh
         }
@@ -273,10 +265,10 @@ public struct AuthorizationService: Sendable {
     public func `continue`(request: String?, idp: String?, cookies: [String: String]) async throws -> BrowserAnswer {
         let now = clock.seconds()
         guard let request, let pending = sealer.open(request, as: .pendingRequest, PendingAuthorization.self), pending.expiresAt > now else {
-            return Self.errorPage(.invalidAuthorizationState, "This sign-in has expired. Go back to the app and start again.")
+            return Self.errorPage(.requestExpired)
         }
         guard let idp, pending.allowed.contains(idp) else {
-            return Self.errorPage(.upstreamIdPUnknown, "This app does not allow that identity provider.")
+            return Self.errorPage(.identityProviderNotAllowed)
         }
         return try await toUpstream(pending, idp: idp, cookies: cookies, now: now)
     }
@@ -284,14 +276,14 @@ public struct AuthorizationService: Sendable {
     /// Sends the browser to upstream `id` with a fresh nonce and PKCE verifier, the request sealed in `state`.
     func toUpstream(_ pending: PendingAuthorization, idp id: String, cookies: [String: String], now: Int64) async throws -> BrowserAnswer {
         guard let idp = try await store.upstreamIdP(id: id) else {
-            return Self.errorPage(.upstreamIdPUnknown, "This identity provider is no longer configured.")
+            return Self.errorPage(.identityProviderNotConfigured)
         }
         let metadata: UpstreamMetadata
         do {
             metadata = try await upstream.metadata(issuer: idp.settings.issuer)
         } catch let error as LatchError {
             logger.warning("upstream unavailable", metadata: ["idp": "\(id)", "error": "\(error)"])
-            return Self.errorPage(.upstreamUnavailable, "The identity provider cannot be reached. Try again in a moment.", status: 502)
+            return Self.errorPage(.upstreamUnreachable)
         }
         // One binding per browser, reused by sign-ins in several tabs.
         var setCookies: [BrowserCookie] = []
@@ -346,24 +338,24 @@ public struct AuthorizationService: Sendable {
         guard let sealed = parameters["state"], let state = sealer.open(sealed, as: .upstreamState, UpstreamState.self),
             state.request.expiresAt > now, state.idp == id
         else {
-            return Self.errorPage(.invalidAuthorizationState, "This sign-in has expired or was not started here. Go back to the app and start again.")
+            return Self.errorPage(.stateNotFromHere)
         }
         guard let binding = cookies[BrowserCookie.binding], Secrets.constantTimeEquals(PKCE.hashHex(binding), state.binding) else {
-            return Self.errorPage(.invalidAuthorizationState, "This sign-in was started in another browser. Go back to the app and start again.")
+            return Self.errorPage(.otherBrowser)
         }
         let request = state.request
         guard let idp = try await store.upstreamIdP(id: id) else {
-            return Self.errorPage(.upstreamIdPUnknown, "This identity provider is no longer configured.")
+            return Self.errorPage(.identityProviderNotConfigured)
         }
         let metadata: UpstreamMetadata
         do {
             metadata = try await upstream.metadata(issuer: idp.settings.issuer)
         } catch {
-            return Self.errorPage(.upstreamUnavailable, "The identity provider cannot be reached. Try again in a moment.", status: 502)
+            return Self.errorPage(.upstreamUnreachable)
         }
         // Step 2.
         if let iss = parameters["iss"] ?? (metadata.issParameterSupported ? "" : nil), iss != metadata.issuer {
-            return Self.errorPage(.invalidAuthorizationState, "The answer came from another identity provider than the one this sign-in went to.")
+            return Self.errorPage(.answerFromOtherIssuer)
         }
         // Step 3.
         if let error = parameters["error"] {
@@ -374,7 +366,7 @@ public struct AuthorizationService: Sendable {
                     state: request.state))
         }
         guard let code = parameters["code"], !code.isEmpty, code.utf8.count <= 2048 else {
-            return Self.errorPage(.invalidRequest, "The identity provider answered without a code.")
+            return Self.errorPage(.answerWithoutCode)
         }
         // Step 4.
         let identity: UpstreamIdentity
@@ -386,10 +378,10 @@ public struct AuthorizationService: Sendable {
                 metadata: metadata)
         } catch let error as LatchError where error.code == .upstreamInvalidIDToken {
             logger.warning("upstream ID token refused", metadata: ["idp": "\(id)", "error": "\(error)"])
-            return Self.errorPage(.upstreamInvalidIDToken, "The identity provider's answer could not be verified. Nothing was changed.", status: 502)
+            return Self.errorPage(.answerNotVerified)
         } catch let error as LatchError where error.code == .upstreamUnavailable {
             logger.warning("upstream unavailable", metadata: ["idp": "\(id)", "error": "\(error)"])
-            return Self.errorPage(.upstreamUnavailable, "The identity provider did not answer in time. Nothing was changed; try again.", status: 502)
+            return Self.errorPage(.upstreamTimedOut)
         }
         if let problem = stepUpProblem(identity.authTime, request: request, sentAt: state.sentAt, now: now) {
             logger.info("upstream authentication not fresh enough", metadata: ["idp": "\(id)", "problem": "\(problem)"])
@@ -402,11 +394,11 @@ public struct AuthorizationService: Sendable {
             let domain = identity.claims["email"]?.stringValue.flatMap(EmailDomain.of)
             let verified = identity.claims["email_verified"] == .bool(true)
             guard verified, let domain, domains.compactMap(EmailDomain.normalized).contains(domain) else {
-                return Self.errorPage(.upstreamIdentityRefused, "This account may not sign in to this app (its email domain is not allowed).", status: 403)
+                return Self.errorPage(.emailDomainRefused)
             }
         }
         guard let username = Self.username(identity, claim: idp.settings.usernameClaim) else {
-            return Self.errorPage(.upstreamIdentityRefused, "The identity provider did not say who you are (the username claim is missing).", status: 403)
+            return Self.errorPage(.usernameClaimMissing)
         }
         let kept = Dictionary(
             idp.settings.keptClaims.compactMap { name in identity.claims[name].map { (name, $0) } }, uniquingKeysWith: { first, _ in first })
@@ -449,12 +441,12 @@ public struct AuthorizationService: Sendable {
                 user = candidate
                 break
             } catch Refusal.replayed {
-                return Self.errorPage(.invalidAuthorizationState, "This sign-in was completed already. Go back to the app.")
+                return Self.errorPage(.alreadyCompleted)
             } catch Refusal.taken where attempt == 0 {
                 // A concurrent first sign-in created the user, or the username is another upstream subject's.
                 continue
             } catch Refusal.taken {
-                return Self.errorPage(.upstreamIdentityRefused, "This username is taken by another account of this identity provider.", status: 409)
+                return Self.errorPage(.usernameTaken)
             }
         }
         guard let user else { throw LatchError(.temporarilyUnavailable, "the sign-in raced a change of its user; try again") }
@@ -531,118 +523,4 @@ public struct AuthorizationService: Sendable {
         else { return nil }
         return session
     }
-
-    // MARK: RP-initiated logout
-
-    /// `GET|POST /oauth2/logout` (OpenID Connect RP-Initiated Logout 1.0 §2–3).
-    ///
-    /// - Step 1. `id_token_hint`, when given, is an ID token Latch signed (expired ones too); its `aud` is the
-    ///   client, and `client_id`, when given too, must be it.
-    /// - Step 2. `post_logout_redirect_uri` is one of that client's registered logout URIs exactly — otherwise an
-    ///   error page.
-    /// - Step 3. With a signed-in browser, the user confirms on a page (CSRF-protected form back to this endpoint)
-    ///   unless the ID token hint is of that browser's sign-in (``hintIsOf(_:_:)``): RP-Initiated Logout 1.0 §2 — a
-    ///   logout request without a hint, or with one of another user or session, may come from anyone (a cross-site
-    ///   link), so the user is asked.
-    /// - Step 4. The web session ends and its cookie is deleted; the app's tokens stay (sign-out and global sign-out
-    ///   revoke those). The browser goes through the upstream's end-session endpoint when it has one, then to the
-    ///   app's logout URI with `state`, or to the signed-out page.
-    public func logout(_ parameters: [String: String], cookies: [String: String], confirmed: Bool) async throws -> BrowserAnswer {
-        let now = clock.seconds()
-        // Step 1.
-        var clientID = parameters["client_id"].flatMap { $0.isEmpty ? nil : $0 }
-        var hint: LogoutHint?
-        if let token = parameters["id_token_hint"], !token.isEmpty {
-            guard let verified = try await verifiedOwnIDToken(token), let audience = verified.audience else {
-                return Self.errorPage(.invalidRequest, "The sign-out request carries an ID token this service did not issue.")
-            }
-            if let clientID, clientID != audience { return Self.errorPage(.invalidRequest, "The sign-out request names two different apps.") }
-            clientID = audience
-            hint = verified
-        }
-        // Step 2.
-        var returnTo: String?
-        if let target = parameters["post_logout_redirect_uri"], !target.isEmpty {
-            guard let clientID, let client = try? await clients.resolve(clientID),
-                (client.evidence.federation?.postLogoutRedirectUris ?? []).contains(target)
-            else {
-                return Self.errorPage(.unregisteredRedirectURI, "The app asked to come back to an address it has not registered.")
-            }
-            var query: [(String, String)] = []
-            if let state = parameters["state"], !state.isEmpty, state.utf8.count <= Self.maximumValueLength { query.append(("state", state)) }
-            returnTo = FormEncoding.appending(query, to: target)
-        }
-        let webSession = try await activeWebSession(cookies, now: now)
-        // Step 3.
-        let hintIsOfSession = if let webSession { try await hintIsOf(hint, webSession) } else { false }
-        if let webSession, !confirmed, !hintIsOfSession {
-            var fields: [String: String] = [:]
-            for name in ["client_id", "post_logout_redirect_uri", "state"] { if let value = parameters[name] { fields[name] = value } }
-            // The form does not carry the hint back: the app it named is kept as client_id.
-            if let clientID { fields["client_id"] = clientID }
-            return .page(.confirmSignOut(fields: fields, csrf: csrfToken(webSessionID: webSession.id)))
-        }
-        if confirmed {
-            guard let webSession, let csrf = parameters["csrf"], Secrets.constantTimeEquals(csrf, csrfToken(webSessionID: webSession.id)) else {
-                return Self.errorPage(.invalidRequest, "This sign-out form has expired. Nothing was changed.")
-            }
-        }
-        // Step 4.
-        let clear = [BrowserCookie(name: BrowserCookie.session, value: "", maxAge: 0)]
-        guard let webSession else {
-            return returnTo.map { .redirect($0, cookies: clear) } ?? .page(.signedOut(returnURL: nil), cookies: clear)
-        }
-        _ = try await store.write { $0.endWebSession(id: webSession.id, at: now) }
-        if let idp = try await store.upstreamIdP(id: webSession.upstreamIdP),
-            let metadata = try? await upstream.metadata(issuer: idp.settings.issuer), let endSession = metadata.endSessionEndpoint
-        {
-            var query: [(String, String)] = [
-                ("client_id", idp.settings.clientId), ("post_logout_redirect_uri", Self.signedOutURL(issuer: issuer, idp: idp.id)),
-                ("state", try sealer.seal(SignOutState(returnTo: returnTo, expiresAt: now.adding(seconds: settings.pendingLifetime)), as: .signOutState)),
-            ]
-            if let sealed = webSession.sealedUpstreamIDToken, let token = try? secrets.open(sealed, keyID: "web-session-id-token") {
-                query.append(("id_token_hint", String(decoding: token, as: UTF8.self)))
-            }
-            return .redirect(FormEncoding.appending(query, to: endSession), cookies: clear)
-        }
-        return returnTo.map { .redirect($0, cookies: clear) } ?? .page(.signedOut(returnURL: nil), cookies: clear)
-    }
-
-    /// `GET /oauth2/upstream/{id}/signed-out`: back from the upstream's end-session endpoint.
-    public func upstreamSignedOut(state: String?) -> BrowserAnswer {
-        guard let state, let signOut = sealer.open(state, as: .signOutState, SignOutState.self), signOut.expiresAt > clock.seconds() else {
-            return .page(.signedOut(returnURL: nil))
-        }
-        return signOut.returnTo.map { .redirect($0) } ?? .page(.signedOut(returnURL: nil))
-    }
-
-    /// What a logout's `id_token_hint` says: the app, the user and the app session.
-    struct LogoutHint {
-        var audience: String?
-        var subject: String?
-        var sessionID: String?
-    }
-
-    /// The claims of an ID token Latch signed (expiry not checked: logout accepts old hints).
-    func verifiedOwnIDToken(_ token: String) async throws -> LogoutHint? {
-        guard let jws = try? ParsedJWS(token), let kid = jws.keyID ?? nil, let key = try await keys.verificationKeyReloading(kid: kid),
-            let claims = try? jws.verify(with: key, canonical: true).claims, claims["iss"]?.stringValue == issuer,
-            jws.header["typ"]?.stringValue != "at+jwt"
-        else { return nil }
-        return LogoutHint(audience: claims["aud"]?.stringValue, subject: claims["sub"]?.stringValue, sessionID: claims["sid"]?.stringValue)
-    }
-
-    /// Whether `hint` is of the browser's web session, so that the logout needs no confirmation: its `sub` is the web
-    /// session's user, and its `sid`, when it has one, names an app session opened from this web session — that
-    /// user's, from the same upstream authentication (`auth_time`), opened no earlier than the web session. (An app
-    /// session does not store the web session it came from; these are what the two share.)
-    func hintIsOf(_ hint: LogoutHint?, _ webSession: WebSession) async throws -> Bool {
-        guard let hint, let subject = hint.subject, subject == webSession.userID else { return false }
-        guard let sessionID = hint.sessionID else { return true }
-        guard let session = try await store.session(id: sessionID) else { return false }
-        return session.userID == webSession.userID && session.authTime == webSession.authTime && session.createdAt >= webSession.createdAt
-    }
-
-    /// The sign-out form's CSRF token: an HMAC of the web session id under the federation key.
-    func csrfToken(webSessionID: String) -> String { sealer.mac("csrf|" + webSessionID) }
 }

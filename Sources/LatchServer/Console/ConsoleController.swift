@@ -3,8 +3,8 @@ import HTTPTypes
 import Hummingbird
 import LatchCore
 import LatchModel
+import LatchWeb
 import Logging
-import Mustache
 
 /// The web console (`/console`): server-rendered pages over the admin engines, for admins signed in with a passkey.
 ///
@@ -17,14 +17,14 @@ import Mustache
 struct ConsoleController {
     let services: LatchServices
     let signIn: AdminSignIn
-    let library: MustacheLibrary
+    let renderer: ConsoleRenderer
     let secureCookies: Bool
     let logger = Logger(label: "latch.console")
 
-    init(services: LatchServices, signIn: AdminSignIn) {
+    init(services: LatchServices, signIn: AdminSignIn, renderer: ConsoleRenderer) {
         self.services = services
         self.signIn = signIn
-        library = ConsoleTemplates.library()
+        self.renderer = renderer
         secureCookies = services.settings.issuer.lowercased().hasPrefix("https://")
     }
 
@@ -237,11 +237,8 @@ struct ConsoleController {
     }
 
     func render(_ view: ConsoleView, session: ConsoleSession?) -> Response {
-        let html = library.render(
-            view.context(
-                username: session?.username, role: session?.caller.role.rawValue, csrf: session?.csrf,
-                may: { route in session.map { self.may($0, route) } ?? false }),
-            withTemplate: "page") ?? ""
+        let viewer = session.map { ConsoleRenderer.Viewer(username: $0.username, role: $0.caller.role.rawValue, csrf: $0.csrf) }
+        let html = renderer.render(view, viewer: viewer, may: { route in session.map { self.may($0, route) } ?? false })
         var headers = securityHeaders
         headers[.contentType] = "text/html; charset=utf-8"
         if let cookie = session?.cookie { headers.append(setCookie(cookie)) }

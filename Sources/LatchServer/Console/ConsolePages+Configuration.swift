@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import LatchCore
 import LatchModel
+import LatchWeb
 
 /// Apps, issuers, test keys, signing keys, custom registration providers, upstream identity providers; admins and
 /// tokens.

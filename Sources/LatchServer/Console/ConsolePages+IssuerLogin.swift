@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import LatchCore
 import LatchModel
+import LatchWeb
 
 /// Issuer login (several short-lived issuer tokens log consumers in): login issuers — add, delete, log a consumer out
 /// everywhere — and the resource servers that introspect tokens (their secret shown once).

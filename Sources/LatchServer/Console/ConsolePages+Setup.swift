@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import LatchCore
 import LatchModel
+import LatchWeb
 
 /// Forms that add what the console's configuration pages list — issuers, upstream identity providers, custom
 /// registration providers — and edit an app's device-evidence settings and Android signing certificates. Each posts

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import LatchCore
 import LatchModel
+import LatchWeb
 
 /// The console's pages and actions, one area each. Each names the admin API route whose roles it takes.
 extension ConsoleController {

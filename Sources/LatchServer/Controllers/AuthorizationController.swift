@@ -105,13 +105,12 @@ struct AuthorizationController {
         do {
             decided = try await decide()
         } catch is MalformedQuery {
-            decided = .page(.error(code: ErrorCode.invalidRequest.rawValue, message: "The address is malformed or too long.", status: 400))
+            decided = .page(.error(.malformedAddress))
         } catch let error as LatchError where error.code == .requestTooLarge || error.code == .invalidRequest {
-            decided = .page(.error(code: error.code.rawValue, message: "The form could not be read.", status: 400))
+            decided = .page(.error(error.code == .requestTooLarge ? .formTooLarge : .unreadableForm))
         } catch {
             logger.error("browser sign-in failed", metadata: ["error": "\(error)"])
-            decided = .page(
-                .error(code: ErrorCode.temporarilyUnavailable.rawValue, message: "The service is briefly unavailable. Try again in a moment.", status: 503))
+            decided = .page(.error(.temporarilyUnavailable))
         }
         var headers = HTTPFields()
         for cookie in decided.cookies { headers.append(HTTPField(name: .setCookie, value: setCookie(cookie))) }

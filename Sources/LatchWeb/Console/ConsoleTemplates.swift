@@ -1,21 +1,9 @@
-import Mustache
-
-/// The console's templates, stylesheet and script. One page template renders every page from a ``ConsoleView``:
+/// The console's templates, stylesheet and script. One page template renders every page from a `ConsolePage`:
 /// sections of facts, tables with row actions, forms, a secret shown once, an image. Every value is escaped by the
 /// template engine; nothing is inline (the CSP allows the console's own script and stylesheet only).
-enum ConsoleTemplates {
-    static func library() -> MustacheLibrary {
-        var library = MustacheLibrary()
-        do {
-            for (name, text) in templates { try library.register(text, named: name) }
-        } catch {
-            // The templates are constants of this file: a parse error is a programming error caught by every test run.
-            preconditionFailure("console template: \(error)")
-        }
-        return library
-    }
-
-    static let templates: [String: String] = [
+public enum ConsoleTemplates {
+    /// Template name to Mustache text: `page` and its partials.
+    public static let sources: [String: String] = [
         "page": """
             <!doctype html>
             <html lang="en">
@@ -112,7 +100,7 @@ enum ConsoleTemplates {
     ]
 
     /// `/console/assets/console.css`.
-    static let stylesheet = """
+    public static let stylesheet = """
         :root { color-scheme: light dark; --accent: #2451b7; --danger: #b42318; --fg: #1b1f24; --bg: #f6f7f9; --card: #fff; --muted: #57606a; --line: #d0d7de; }
         @media (prefers-color-scheme: dark) { :root { --accent: #8fb0ff; --danger: #ff8a80; --fg: #e6e8eb; --bg: #111418; --card: #1b2027; --muted: #a4adb8; --line: #30363d; } }
         * { box-sizing: border-box; }
@@ -157,7 +145,7 @@ enum ConsoleTemplates {
 
     /// `/console/assets/console.js`: passkey ceremonies (WebAuthn needs script). The pages work without it
     /// otherwise.
-    static let script = """
+    public static let script = """
         "use strict";
         (() => {
           const toBytes = (text) => {
