@@ -134,8 +134,8 @@ struct AuthorizationServiceTests {
 
     /// The error page's code and status, or nil for anything else.
     static func errorPage(_ answer: BrowserAnswer) -> (code: String, status: Int)? {
-        guard case .page(.error(let code, _, let status)) = answer.body else { return nil }
-        return (code, status)
+        guard case .page(.error(let problem)) = answer.body else { return nil }
+        return (problem.code.rawValue, problem.status)
     }
 
     /// Starts a sign-in that goes to the upstream; returns its `state`, `nonce` and the browser's binding cookie.
