@@ -19,13 +19,6 @@ public final class UpstreamProviderProcess: Sendable {
     /// `http://127.0.0.1:<port>` (no trailing slash).
     public var issuer: String { "http://127.0.0.1:\(port)" }
 
-    /// Whether Python has Authlib and Flask (CI installs them; elsewhere the tests that need them say so).
-    public static var isAvailable: Bool {
-        get async {
-            (try? await ChildProcess.run("/usr/bin/env", ["python3", "-c", "import authlib, flask"], timeout: 60))?.status == 0
-        }
-    }
-
     /// Starts the provider for one client; waits (≤ 120 s) for its `listening on port N` line.
     public init(
         clientID: String, clientSecret: String, redirectURIs: [String], users: [String] = ["alice:password:alice@example.com:Alice Liddell"],

@@ -12,7 +12,7 @@ import FoundationNetworking
 /// (`Tests/Peers/browser_walkthrough.py`), which saves and checks a screenshot of each hosted page.
 ///
 /// `LATCH_UPDATE_SCREENSHOTS=1` also copies the SQLite run's screenshots to `docs/images/hosted-pages/`.
-@Suite("Browser walkthrough", .serialized)
+@Suite("Browser walkthrough", .serialized, .requires(.browser))
 struct BrowserWalkthroughTests {
     static let adminToken = "browser-walkthrough-admin-token-0123"
     static let keyEncryptionKey = Data((0..<32).map { UInt8(100 + $0) }).base64EncodedString()
@@ -34,20 +34,9 @@ struct BrowserWalkthroughTests {
         try await walkthrough(database: try await TestPostgres.freshDatabase())
     }
 
-    /// Chromium, chromedriver, Selenium, Authlib and Flask; CI must have them (`.ci/run` installs them).
-    static func browserAvailable() async -> Bool {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
-        else { return false }
-        return (try? await ChildProcess.run("/usr/bin/env", ["python3", "-c", "import selenium, authlib, flask"], timeout: 60))?.status == 0
-    }
-
     func walkthrough(database: String?) async throws {
-        guard await Self.browserAvailable() else {
-            if ProcessInfo.processInfo.environment["LATCH_CI"] == "1" {
-                Issue.record("CI must run this: apt-get install chromium chromium-driver; python3 -m pip install selenium authlib flask")
-            }
-            return
-        }
+        // Skipped by the suite's trait without Chromium, chromedriver, Selenium, Authlib and Flask; CI (.ci/run installs them) fails here.
+        try await Peer.browser.require()
         let directory = TemporaryDirectory(prefix: "latch-browser")
         defer { directory.remove() }
         let port = try freePort()

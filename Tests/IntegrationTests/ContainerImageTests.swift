@@ -31,23 +31,13 @@ struct ContainerImageTests {
     /// binary stay cached for the next run.
     static let imageTag = "localhost/latch-image-test:latest"
 
-    /// podman, runc and debootstrap, and root (debootstrap, and podman's rootful storage and networking).
-    static var toolsInstalled: Bool {
-        FileManager.default.isExecutableFile(atPath: podman) && FileManager.default.isExecutableFile(atPath: debootstrap)
-            && ["/usr/sbin/runc", "/usr/bin/runc"].contains { FileManager.default.isExecutableFile(atPath: $0) } && getuid() == 0
-    }
-
-    /// CI (`LATCH_CI=1`) must run this test: there a missing tool fails it instead of skipping it.
-    static var required: Bool { ProcessInfo.processInfo.environment["LATCH_CI"] == "1" }
-
     // Skipped where podman, runc or debootstrap is missing or the tests do not run as root (a developer's machine);
     // .ci/run installs them, and with LATCH_CI=1 the test runs and fails on the missing tool instead.
     @Test(
         "The runtime stage builds from the host's latch; discovery answers through a published port, nothing runs as root, the health check passes",
-        .enabled(if: toolsInstalled || required, "podman, runc and debootstrap (apt-get install -y podman runc debootstrap, as root) are needed: the container image is not tested"),
-        .timeLimit(.minutes(20)))
+        .requires(.containerTools), .timeLimit(.minutes(20)))
     func runtimeImage() async throws {
-        try #require(Self.toolsInstalled, "CI must run this: apt-get install -y podman runc debootstrap, and run the tests as root")
+        try await Peer.containerTools.require()
         let started = Date()
         let directory = TemporaryDirectory(prefix: "latch-image")
         defer { directory.remove() }

@@ -40,12 +40,12 @@ struct FederationReplicaTests {
             body: String(buffer: body))
     }
 
-    @Test("Ten copies of one upstream callback raced across two replicas sign in once (one user, one code); ten redemptions of that code give one token answer and revoke it")
+    @Test(
+        "Ten copies of one upstream callback raced across two replicas sign in once (one user, one code); ten redemptions of that code give one token answer and revoke it",
+        .requires(.upstreamProvider))
     func callbackAndCodeRaces() async throws {
-        guard await UpstreamProviderProcess.isAvailable else {
-            if ProcessInfo.processInfo.environment["LATCH_CI"] == "1" { Issue.record("CI must run this: python3 -m pip install authlib flask") }
-            return
-        }
+        // This test takes `.requires(.upstreamProvider)`: skipped without Authlib and Flask, failed here under LATCH_CI=1.
+        try await Peer.upstreamProvider.require()
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let database = try await TestPostgres.freshDatabase()

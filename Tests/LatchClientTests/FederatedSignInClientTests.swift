@@ -13,7 +13,7 @@ import Darwin
 
 /// Browser sign-in with the SDK and the `latch device federated-sign-in` command: a live Latch over HTTP, the real
 /// upstream OpenID provider (Authlib) as a process, and a browser that follows redirects and fills in the upstream's form.
-@Suite("UserClient federated (browser) sign-in against a live server and a real upstream provider", .serialized)
+@Suite("UserClient federated (browser) sign-in against a live server and a real upstream provider", .serialized, .requires(.upstreamProvider))
 struct FederatedSignInClientTests {
     /// The error `body` throws; nil when it succeeds.
     static func error(_ body: () async throws -> Void) async -> UserClientError? {

@@ -397,7 +397,9 @@ struct PlatformAdapterTests {
         #expect(WebAuthenticationCallback.customScheme("com.example.app").matches(URL(string: "COM.example.app:/callback")!))
     }
 
-    @Test("Browser sign-in through a session: tokens from the real upstream; a closed browser is cancelled with nothing pending or stored; a tampered state is refused")
+    @Test(
+        "Browser sign-in through a session: tokens from the real upstream; a closed browser is cancelled with nothing pending or stored; a tampered state is refused",
+        .requires(.upstreamProvider))
     func browserSession() async throws {
         try await FederatedLatch.run { federated in
             var configuration = federated.latch.configuration()
