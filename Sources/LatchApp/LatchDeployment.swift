@@ -148,8 +148,8 @@ public struct LatchDeployment: Sendable {
         if configuration.metricsEnabled {
             let metrics = LatchMetrics()
             services.metrics = metrics
-            (store as? any ObservableStore)?.observers.set(metrics)
-            if let pooled = store as? any PooledStore { metrics.observePool(pooled) }
+            store.observers.set(metrics)
+            if let pool = store.connectionPool { metrics.observePool(pool) }
         }
         services.audit = AuditLog(
             store: store, chain: store.auditChain,

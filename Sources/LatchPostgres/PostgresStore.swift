@@ -299,4 +299,7 @@ final class Once<T: Sendable>: @unchecked Sendable {
     }
 }
 
-extension PostgresStore: ObservableStore {}
+extension PostgresStore: ObservableStore {
+    /// Its connection pool.
+    public var connectionPool: (any PooledStore)? { self }
+}

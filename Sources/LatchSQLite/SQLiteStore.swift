@@ -136,4 +136,6 @@ extension SQLiteStore: AuditChainedStore {}
 extension SQLiteStore: ObservableStore {
     /// Told of every group commit (its size and time) and every failed one.
     public var observers: StoreObservers { writer.observers }
+    /// None: one writer thread and a fixed set of reader threads, reported as commit and read times.
+    public var connectionPool: (any PooledStore)? { nil }
 }

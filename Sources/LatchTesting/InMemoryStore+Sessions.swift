@@ -18,7 +18,7 @@ extension InMemoryStore.Transaction {
             var count = 0
             for (id, session) in state.sessions where matches(session, state) && session.revokedAt == nil && (!liveOnly || session.expiresAt > now) {
                 state.sessions[id]?.revokedAt = now
-                state.sessionPurgeAt[id] = min(state.sessionPurgeAt[id] ?? .max, now + 86_400)
+                state.sessionPurgeAt[id] = min(state.sessionPurgeAt[id] ?? .max, now + revokedSessionRetention)
                 count += 1
             }
             result.set(count)

@@ -76,6 +76,10 @@ public final class InMemoryStore: LatchStore {
     private let state = Locked(State())
     /// Chains the audit records this store writes.
     public let auditChain = AuditChain()
+    /// Told of every unit of work it commits (as a group commit of one), like the durable stores.
+    public let observers = StoreObservers()
+    /// None: nothing is pooled in memory.
+    public var connectionPool: (any PooledStore)? { nil }
 
     public init() {}
 
@@ -102,13 +106,16 @@ public final class InMemoryStore: LatchStore {
     // MARK: Unit of work
 
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
-        try state.withLock { state throws -> T in
+        let started = ContinuousClock.now
+        let result = try state.withLock { state throws -> T in
             let transaction = Transaction(state, chain: auditChain)
             let result = body(transaction)
             if let refusal = transaction.refusal { throw refusal }
             state = transaction.state
             return result
         }
+        observers.observer?.committed(units: 1, nanoseconds: (ContinuousClock.now - started).nanoseconds)
+        return result
     }
 
     public func updateSession<Result: Sendable>(
@@ -124,7 +131,7 @@ public final class InMemoryStore: LatchStore {
                 stored.rotatedAt = changed.rotatedAt
                 if stored.revokedAt == nil, let revokedAt = changed.revokedAt {
                     stored.revokedAt = revokedAt
-                    state.sessionPurgeAt[id] = min(state.sessionPurgeAt[id] ?? .max, revokedAt + 86_400)
+                    state.sessionPurgeAt[id] = min(state.sessionPurgeAt[id] ?? .max, revokedAt + revokedSessionRetention)
                 }
                 state.sessions[id] = stored
             }

@@ -178,7 +178,7 @@ extension StoreConformance {
             #expect(try await store.session(id: "dead") == nil)
             #expect(try await store.session(id: "live") != nil)
             #expect(try await store.session(id: "revoked") != nil)
-            while try await store.purgeExpired(now: 4001 + 86_400, limit: 100) > 0, rounds < 200 { rounds += 1 }
+            while try await store.purgeExpired(now: 4001 + revokedSessionRetention, limit: 100) > 0, rounds < 200 { rounds += 1 }
             #expect(try await store.session(id: "revoked") == nil)
             // A purged jti can be used again only because its assertion has expired anyway.
             #expect(try await start(store, session("again", user: alice, now: 90_000), consumes: .jti("keep", issuer: "t", until: 99_999)) == nil)

@@ -156,11 +156,10 @@ public enum StoreConformance {
 
     /// Commit observers.
     static let observerChecks: [Check] = [
-        Check(name: "observers: every durable commit is reported with its units of work (SQLite: group commits of several; PostgreSQL: one each)") { store, _ in
-            guard let observable = store as? any ObservableStore else { return }
+        Check(name: "observers: every durable commit is reported with its units of work (SQLite: group commits of several; PostgreSQL and memory: one each)") { store, _ in
             let observer = RecordingStoreObserver()
-            observable.observers.set(observer)
-            defer { observable.observers.set(nil) }
+            store.observers.set(observer)
+            defer { store.observers.set(nil) }
             await withTaskGroup(of: Void.self) { group in
                 for index in 0..<20 { group.addTask { _ = try? await store.consume(.jti("observed-\(index)", issuer: "t", until: 9)) } }
             }
@@ -172,6 +171,8 @@ public enum StoreConformance {
             _ = try await store.users(after: nil, limit: 1)
             _ = try await store.auditAnchor()
             #expect(store is InMemoryStore ? observer.reads == 0 : observer.reads >= 2, "\(observer.reads)")
+            // A store declares whether it has a connection pool to report: PostgreSQL's; SQLite and memory have none.
+            #expect((store.connectionPool != nil) == (String(describing: type(of: store)) == "PostgresStore"))
         },
     ]
 }

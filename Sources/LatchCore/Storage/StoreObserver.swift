@@ -33,9 +33,12 @@ public final class StoreObservers: Sendable {
     public var observer: (any StoreObserver)? { current.withLock { $0 } }
 }
 
-/// A store that reports its commits.
+/// A store that reports its commits — every store does: it is part of ``LatchStore``, so a deployment's metrics never
+/// depend on a cast.
 public protocol ObservableStore {
     var observers: StoreObservers { get }
+    /// The connection pool whose use the store reports (PostgreSQL), or nil for a store without one.
+    var connectionPool: (any PooledStore)? { get }
 }
 
 /// A connection pool's use at one moment, and its busiest moment since the last sample.

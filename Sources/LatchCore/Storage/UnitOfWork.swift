@@ -64,4 +64,4 @@ extension UnitOfWork {
 /// Everything a full Latch deployment needs from a backend.
 public typealias LatchStore = UnitOfWork & UserStore & RegistrationStore & SessionStore & IssuerStore
     & TestRegistrationKeyStore & ClientStore & SigningKeyStore & AdminTokenStore & AuditChainedStore & AuthenticatorStore & OutOfBandStore
-    & IssuerLoginStore & CustomRegistrationStore & FederationStore & SingleUseStore
+    & IssuerLoginStore & CustomRegistrationStore & FederationStore & SingleUseStore & ObservableStore
