@@ -4,7 +4,7 @@ import Logging
 /// The admin API's engine: issuers, test registration keys, users, clients, admin tokens, signing keys — one
 /// extension per area.
 public struct AdminService: Sendable {
-    let store: any LatchStore
+    let store: any (UnitOfWork & UserStore & SessionStore & IssuerStore & TestRegistrationKeyStore & ClientStore & SigningKeyStore & AdminTokenStore & RegistrationStore & FederationStore)
     let keys: SigningKeyRing
     let clients: ClientRegistry
     let authenticator: AdminAuthenticator
@@ -18,7 +18,7 @@ public struct AdminService: Sendable {
     let evidenceApps: EvidenceApps?
 
     public init(
-        store: any LatchStore, keys: SigningKeyRing, clients: ClientRegistry, authenticator: AdminAuthenticator,
+        store: any (UnitOfWork & UserStore & SessionStore & IssuerStore & TestRegistrationKeyStore & ClientStore & SigningKeyStore & AdminTokenStore & RegistrationStore & FederationStore), keys: SigningKeyRing, clients: ClientRegistry, authenticator: AdminAuthenticator,
         assertions: AssertionSettings, clock: LatchClock, random: RandomSource, sealer: KeySealer? = nil, evidenceApps: EvidenceApps? = nil,
         logger: Logger = Logger(label: "latch.admin")
     ) {

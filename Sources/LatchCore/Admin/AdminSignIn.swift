@@ -65,7 +65,7 @@ public struct ConsoleSession: Sendable {
 ///   token shows in the account's tokens and is revoked at sign-out; revoking it, or deleting the account, ends the
 ///   session on every replica.
 public struct AdminSignIn: Sendable {
-    let store: any LatchStore
+    let store: any (UnitOfWork & AdminTokenStore & SingleUseStore)
     let authenticator: AdminAuthenticator
     let settings: AdminSignInSettings
     let ceremonies: FidoCeremonies
@@ -76,7 +76,7 @@ public struct AdminSignIn: Sendable {
 
     /// `key`: a key derived from the key-encryption key for the console alone.
     public init(
-        store: any LatchStore, authenticator: AdminAuthenticator, settings: AdminSignInSettings, key: SymmetricKey, clock: LatchClock,
+        store: any (UnitOfWork & AdminTokenStore & SingleUseStore), authenticator: AdminAuthenticator, settings: AdminSignInSettings, key: SymmetricKey, clock: LatchClock,
         random: RandomSource, logger: Logger = Logger(label: "latch.console")
     ) {
         self.store = store

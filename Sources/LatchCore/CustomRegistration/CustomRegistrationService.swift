@@ -13,7 +13,7 @@ import Logging
 /// completing step finishes the transaction (one compare-and-set, so once on any replica) together with the user, the
 /// device key, the registration record and the event — never a user half-created.
 public struct CustomRegistrationService: Sendable {
-    let store: any LatchStore
+    let store: any (UnitOfWork & CustomRegistrationStore & UserStore & RegistrationStore)
     let clients: ClientRegistry
     let sealer: KeySealer
     let caller: any HookCaller
@@ -32,7 +32,7 @@ public struct CustomRegistrationService: Sendable {
     public static let maximumListing = 200
 
     public init(
-        store: any LatchStore, clients: ClientRegistry, sealer: KeySealer, caller: any HookCaller, policy: HookAddressPolicy,
+        store: any (UnitOfWork & CustomRegistrationStore & UserStore & RegistrationStore), clients: ClientRegistry, sealer: KeySealer, caller: any HookCaller, policy: HookAddressPolicy,
         transactionKey: SymmetricKey, clock: LatchClock, random: RandomSource,
         sleep: @escaping @Sendable (Int) async -> Void = { try? await Task.sleep(for: .milliseconds($0)) },
         logger: Logger = Logger(label: "latch.custom-registration")

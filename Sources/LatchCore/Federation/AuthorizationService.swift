@@ -72,7 +72,7 @@ struct AuthorizationCodeContent: Codable, Sendable {
 /// one unit of work spends that state, creates or updates the user and opens the web session; the code is sealed too
 /// and spent at the token endpoint with the session it opens.
 public struct AuthorizationService: Sendable {
-    let store: any LatchStore
+    let store: any (UnitOfWork & FederationStore & UserStore & SessionStore)
     let clients: ClientRegistry
     let upstream: UpstreamOpenIDClient
     let sealer: FederationSealer
@@ -85,7 +85,7 @@ public struct AuthorizationService: Sendable {
     let logger: Logger
 
     public init(
-        store: any LatchStore, clients: ClientRegistry, upstream: UpstreamOpenIDClient, sealer: FederationSealer, secrets: KeySealer,
+        store: any (UnitOfWork & FederationStore & UserStore & SessionStore), clients: ClientRegistry, upstream: UpstreamOpenIDClient, sealer: FederationSealer, secrets: KeySealer,
         keys: SigningKeyRing, tokens: TokenSettings, settings: FederationSettings, clock: LatchClock, random: RandomSource,
         logger: Logger = Logger(label: "latch.authorize")
     ) {

@@ -6,7 +6,7 @@ import Logging
 /// Issuer logins around the grant (``IssuerLoginGrant``): the admin's login issuers and resource servers, a session's
 /// login status, logout and logout-all, and token introspection (RFC 7662) for resource servers.
 public struct IssuerLoginService: Sendable {
-    let store: any LatchStore
+    let store: any (UnitOfWork & IssuerLoginStore & SessionStore)
     public let registry: LoginIssuerRegistry
     let accessTokens: AccessTokenAuthenticator
     let refreshTokens: RefreshTokenCodec
@@ -16,7 +16,7 @@ public struct IssuerLoginService: Sendable {
     let logger: Logger
 
     public init(
-        store: any LatchStore, registry: LoginIssuerRegistry, accessTokens: AccessTokenAuthenticator, refreshTokens: RefreshTokenCodec,
+        store: any (UnitOfWork & IssuerLoginStore & SessionStore), registry: LoginIssuerRegistry, accessTokens: AccessTokenAuthenticator, refreshTokens: RefreshTokenCodec,
         settings: IssuerLoginSettings, clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.issuer-login")
     ) {
         self.store = store
