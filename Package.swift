@@ -157,7 +157,7 @@ let package = Package(
             dependencies: [
                 "LatchModel", "LatchJOSE", "LatchCore", "LatchSQLite", "LatchPostgres", "LatchServer", "LatchWeb", "LatchAttestation",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                // SHA-256 of backup files.
+                // SHA-256 of backup files; the derived keys (SymmetricKey).
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -6,7 +6,9 @@ import LatchServer
 import Logging
 
 /// One Latch deployment: its engines assembled over a store — the composition root. Every grant, sign-in method
-/// and registration proof is registered here, and nowhere else.
+/// and registration proof is registered here, and nowhere else: the engines several features share are made once
+/// (``SharedEngines``, `LatchDeployment+Shared.swift`), then each feature from them in its own file — the token
+/// endpoint (`+TokenEndpoint`), registration (`+Registration`), the other features and observability (`+Features`).
 public struct LatchDeployment: Sendable {
     public let configuration: LatchConfiguration
     public let store: any LatchStore
@@ -23,158 +25,23 @@ public struct LatchDeployment: Sendable {
         random: RandomSource = .system, jwksFetcher: (any JWKSFetching)? = nil, hookCaller: (any HookCaller)? = nil,
         upstreamHTTP: (any UpstreamHTTPClient)? = nil, logger: Logger
     ) async throws -> LatchDeployment {
-        let tokens = configuration.tokenSettings
-        let assertions = configuration.assertions
-        let keys = try await SigningKeyRing.load(
-            store: store, sealer: try KeySealer(keyEncryptionKey: keyEncryptionKey), clock: clock, random: random,
-            algorithm: configuration.signingAlgorithm, publicationAfterRetirement: tokens.longestTokenLifetime + assertions.clockSkew,
+        let shared = try await SharedEngines.load(
+            configuration: configuration, store: store, keyEncryptionKey: keyEncryptionKey, clock: clock, random: random, jwksFetcher: jwksFetcher,
             logger: logger)
-        _ = try await store.addClient(Client(id: configuration.defaultClientID, name: "Default app", createdAt: clock.seconds()))
-        let clients = ClientRegistry(store: store, defaultClientID: configuration.defaultClientID, clock: clock)
-        try await clients.reload()
-        let adminAuthenticator = AdminAuthenticator(store: store, clock: clock, logger: logger)
-        let generated = try await adminAuthenticator.bootstrap(configured: configuration.adminToken?.value, random: random)
-
-        let minter = TokenMinter(keys: keys, settings: tokens, random: random)
-        // The audit log's chain is keyed from the key-encryption key: whoever can write the database alone cannot
-        // re-compute it.
-        store.auditChain.setKey(KeySealer.derivedKey(from: keyEncryptionKey, purpose: "audit chain mac v1"))
-        let audit = AuditRecorder(store: store, clock: clock, random: random, logger: logger)
-        let refreshTokens = RefreshTokenCodec(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "refresh-token mac v1"))
-        let nonceCodec = SignInNonceCodec(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "sign-in nonce mac v1"))
-        let verifier = AssertionVerifier(maximumBytes: assertions.maximumTokenBytes)
-        let accessTokens = AccessTokenAuthenticator(store: store, keys: keys, issuer: tokens.issuer, clock: clock)
-        let sessionOpener = SessionOpener(
-            store: store, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, random: random, logger: logger)
-
-        let attestation = try AttestationSettings.load(configuration, logger: logger)
-        let sealer = try KeySealer(keyEncryptionKey: keyEncryptionKey)
-        let evidenceApps = EvidenceApps(store: store, clock: clock, sealer: sealer, logger: logger)
-        let challenges = RegistrationChallenges(
-            key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "registration challenge mac v1"), lifetime: attestation.challengeLifetime,
-            clock: clock, random: random)
-
-        let loginIssuers = LoginIssuerRegistry(store: store, fetcher: jwksFetcher ?? JWKSHTTPFetcher(), clock: clock, logger: logger)
-        let issuerLogin = IssuerLoginService(
-            store: store, registry: loginIssuers, accessTokens: accessTokens, refreshTokens: refreshTokens, settings: configuration.issuerLogin,
-            clock: clock, random: random, logger: logger)
-
-        let fidoSettings = try FidoSettings.load(configuration, now: Date(timeIntervalSince1970: TimeInterval(clock.seconds())), logger: logger)
-        let fido = FidoService(
-            store: store, settings: fidoSettings,
-            ceremonies: FidoCeremonies(
-                key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "fido ceremony mac v1"), lifetime: configuration.fidoSettings.ceremonyLifetime),
-            apps: evidenceApps, clock: clock, random: random, logger: logger)
-
-        let federationSealer = FederationSealer(keyEncryptionKey: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "federation v1"))
-        // The token endpoint's grants, and the JWT-bearer grant's sign-in methods (the catch-all last).
-        let grants: [any TokenGrant] = [
-            AuthorizationCodeGrant(
-                store: store, sealer: federationSealer, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, random: random,
-                logger: logger),
-            WebAuthnGrant(fido: fido, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock),
-            AppAttestGrant(
-                store: store, apps: evidenceApps, nonces: nonceCodec, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener,
-                clock: clock),
-            JWTBearerGrant(
-                methods: [
-                    DeviceKeySignIn(store: store, verifier: verifier, settings: assertions, nonces: nonceCodec),
-                    FederatedSignIn(store: store, verifier: verifier, settings: assertions, loginIssuers: loginIssuers),
-                ],
-                verifier: verifier, scopes: ScopePolicy(allowed: tokens.allowedScopes), sessions: sessionOpener, clock: clock),
-            RefreshTokenGrant(
-                store: store, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, consumers: store, audit: audit,
-                logger: logger),
-            IssuerLoginGrant(
-                store: store, registry: loginIssuers, verifier: verifier, scopes: ScopePolicy(allowed: tokens.allowedScopes), accessTokens: accessTokens,
-                minter: minter, refreshTokens: refreshTokens, tokens: tokens, settings: configuration.issuerLogin, clock: clock, random: random,
-                logger: logger),
-        ]
-        // The registration proof types.
-        var proofs: [any RegistrationProof] = [
-            FederatedJWTProof(store: store, verifier: verifier, assertions: assertions, loginIssuers: loginIssuers),
-            AppAttestProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),
-            AndroidKeyProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),
-            PlayIntegrityProof(apps: evidenceApps, challenges: challenges, settings: attestation, random: random),
-            DeviceCheckProof(
-                apps: evidenceApps,
-                api: AppleDeviceCheck(
-                    productionURL: configuration.deviceCheckURL, developmentURL: configuration.deviceCheckDevelopmentURL,
-                    timeoutSeconds: configuration.deviceCheckTimeout, clock: clock, random: random),
-                random: random, logger: logger),
-        ]
-        var disabled: Set<ChallengeType> = []
-        if configuration.fidoSignUp {
-            proofs.append(WebAuthnProof(fido: fido))
-        } else {
-            disabled.insert(.webauthn)
-        }
-        if configuration.registration.testKeysEnabled {
-            proofs.append(TestKeyProof(store: store, verifier: verifier, settings: configuration.registration, assertions: assertions))
-        } else {
-            disabled.insert(.test)
-        }
-
-        var sessions = SessionService(store: store, sensitiveMaxAge: configuration.sensitiveMaxAge, clock: clock, random: random, logger: logger)
-        sessions.issuerLoginSensitiveMaxAge = configuration.issuerLogin.sensitiveMaxAge
         var services = LatchServices(
             settings: LatchServices.Settings(
-                issuer: configuration.issuerURL, signingAlgorithm: configuration.signingAlgorithm.rawValue, scopes: tokens.allowedScopes.sorted(),
-                rateLimitPerMinute: configuration.rateLimitPerMinute, trustForwardedFor: configuration.trustForwardedFor,
-                trustedHops: configuration.trustedHops, adminFailuresPerMinute: configuration.adminFailuresPerMinute),
-            keys: keys, clients: clients,
-            tokens: TokenEndpoint(
-                grants: grants, clients: clients,
-                dpop: DPoPGate(
-                    store: store, settings: DPoPSettings(requireNonce: configuration.dpopRequireNonce),
-                    nonces: DPoPNonces(key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "dpop nonce mac v1"), lifetime: 300, clock: clock),
-                    issuer: configuration.issuerURL, clock: clock),
-                failures: audit),
-            revocation: TokenRevocation(
-                store: store, refreshTokens: refreshTokens, accessTokens: accessTokens, clock: clock, random: random, logger: logger),
-            accessTokens: accessTokens,
-            sessions: sessions,
-            registration: RegistrationService(
-                store: store, proofs: proofs, disabled: disabled, assertions: assertions, challenges: challenges, clock: clock, random: random,
-                logger: logger),
-            nonces: SignInNonces(codec: nonceCodec, settings: assertions, clock: clock, random: random),
-            admin: AdminService(
-                store: store, keys: keys, clients: clients, authenticator: adminAuthenticator, assertions: assertions, clock: clock,
-                random: random, sealer: sealer, evidenceApps: evidenceApps, logger: logger),
-            adminAuthenticator: adminAuthenticator, readiness: store)
+                issuer: configuration.issuerURL, signingAlgorithm: configuration.signingAlgorithm.rawValue,
+                scopes: configuration.tokenSettings.allowedScopes.sorted(), rateLimitPerMinute: configuration.rateLimitPerMinute,
+                trustForwardedFor: configuration.trustForwardedFor, trustedHops: configuration.trustedHops,
+                adminFailuresPerMinute: configuration.adminFailuresPerMinute),
+            keys: shared.signingKeys, clients: shared.clients, tokens: shared.tokenEndpoint(), revocation: shared.revocation(),
+            accessTokens: shared.accessTokens, sessions: shared.sessionService(), registration: shared.registrationService(),
+            nonces: SignInNonces(codec: shared.nonceCodec, settings: configuration.assertions, clock: clock, random: random),
+            admin: shared.adminService(), adminAuthenticator: shared.adminAuthenticator, readiness: store)
         services.clock = clock
-        services.settings.tracing = configuration.tracingEnabled
-        if configuration.tracingEnabled { LatchTracing.setEnabled(true) }
-        if configuration.metricsEnabled {
-            let metrics = LatchMetrics()
-            services.metrics = metrics
-            store.observers.set(metrics)
-            if let pool = store.connectionPool { metrics.observePool(pool) }
-        }
-        services.audit = AuditLog(
-            store: store, chain: store.auditChain,
-            retention: configuration.auditRetentionDays == 0 ? nil : configuration.auditRetentionDays * 86_400, clock: clock, random: random,
-            logger: logger)
-        services.fido = fido
-        services.adminSignIn = AdminSignIn(
-            store: store, authenticator: adminAuthenticator, settings: AdminSignInSettings.defaults(issuer: configuration.issuerURL),
-            key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "admin console v1"), clock: clock, random: random, logger: logger)
-        services.issuerLogin = issuerLogin
-        let hookPolicy = HookAddressPolicy(allowPrivateAddresses: configuration.hooksAllowPrivateAddresses)
-        services.customRegistration = CustomRegistrationService(
-            store: store, clients: clients, sealer: sealer, caller: hookCaller ?? HTTPHookCaller(policy: hookPolicy), policy: hookPolicy,
-            transactionKey: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "custom transaction id v1"), clock: clock, random: random,
-            logger: logger)
-        services.authorization = AuthorizationService(
-            store: store, clients: clients,
-            upstream: UpstreamOpenIDClient(
-                http: upstreamHTTP ?? AsyncUpstreamHTTPClient(), clock: clock, timeout: configuration.federation.upstreamTimeout,
-                clockSkew: assertions.clockSkew, logger: logger),
-            sealer: federationSealer, secrets: sealer, keys: keys, tokens: tokens, settings: configuration.federation, clock: clock, random: random,
-            logger: logger)
-        var oobSettings = OutOfBandService.Settings(issuer: configuration.issuerURL)
-        oobSettings.tokenLifetime = configuration.oobTokenLifetime
-        services.oob = OutOfBandService(store: store, fido: fido, settings: oobSettings, clock: clock, random: random, logger: logger)
-        return LatchDeployment(configuration: configuration, store: store, services: services, clock: clock, generatedAdminToken: generated)
+        shared.addObservability(to: &services)
+        shared.addFeatures(to: &services, hookCaller: hookCaller, upstreamHTTP: upstreamHTTP)
+        return LatchDeployment(
+            configuration: configuration, store: store, services: services, clock: clock, generatedAdminToken: shared.generatedAdminToken)
     }
 }
