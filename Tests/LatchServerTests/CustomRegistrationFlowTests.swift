@@ -21,7 +21,7 @@ struct CustomRegistrationFlowTests {
 
     /// A deployment whose clock starts now (the hooks check signature timestamps) and that may call loopback hooks.
     static func deployment() async throws -> Deployment {
-        try await Deployment.make(clockStart: Date()) { $0.hooksAllowPrivateAddresses = true }
+        try await Deployment.make(clock: .running()) { $0.hooksAllowPrivateAddresses = true }
     }
 
     static func withHooks(_ body: (ExampleHookProcess, ExampleHookProcess) async throws -> Void) async throws {

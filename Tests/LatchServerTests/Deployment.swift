@@ -20,9 +20,11 @@ struct Deployment {
     let clock: TestClock
     let directory: TemporaryDirectory
 
-    /// `clockStart` (default: a fixed instant in 2026) is where the deployment's frozen clock starts; tests that call
-    /// real peers checking time (hooks verifying signatures) start it now.
-    static func make(clockStart: Date? = nil, _ configure: (inout LatchConfiguration) -> Void = { _ in }) async throws -> Deployment {
+    /// `clock` (default: frozen at a fixed instant in 2026) is the deployment's clock. Tests that call real peers
+    /// checking time (hooks verifying signatures, an upstream's ID tokens) pass `.running()`: a clock frozen at the
+    /// start falls behind the peer's by however long the test runs, which on a loaded machine exceeds the 60 s skew
+    /// the upstream checks allow.
+    static func make(clock: TestClock = TestClock(), _ configure: (inout LatchConfiguration) -> Void = { _ in }) async throws -> Deployment {
         var configuration = LatchConfiguration()
         configuration.issuer = "https://latch.test"
         configuration.adminToken = Redacted(adminToken)
@@ -30,7 +32,6 @@ struct Deployment {
         let directory = TemporaryDirectory()
         configuration.dataDirectory = directory.path
         let store = try SQLiteStore(directory: directory.path, logger: TestLogger.make("latch.sqlite"))
-        let clock = clockStart.map { TestClock(start: $0) } ?? TestClock()
         let deployment = try await LatchDeployment.assemble(
             configuration: configuration, store: store, keyEncryptionKey: [UInt8](repeating: 7, count: 32),
             clock: clock.clock, logger: TestLogger.make("test"))

@@ -21,7 +21,8 @@ extension FederationFlowTests {
         try await Self.withUpstream { client, provider, deployment in
             let browser = TestBrowser(latch: client, upstreamOrigin: provider.issuer)
             let app = AppRequest()
-            _ = try await browser.signIn(at: try await browser.open(app.url()))
+            let signedIn = try await browser.signIn(at: try await browser.open(app.url()))
+            try #require(signedIn.appURL != nil && browser.cookies("https://latch.test")["__Host-latch_session"] != nil, "\(signedIn)")
             let logout = "https://latch.test/oauth2/logout?" + FormEncoding.query(
                 [("client_id", "default"), ("post_logout_redirect_uri", Self.appSignedOut), ("state", "s1")])
             let confirm = try await browser.open(logout)

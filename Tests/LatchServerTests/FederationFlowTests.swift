@@ -57,8 +57,8 @@ struct FederationFlowTests {
             ],
             users: users, output: directory.path + "/upstream.log")
         do {
-            let deployment = try await Deployment.make(clockStart: Date()) { configuration in
-                configuration.federation.upstreamTimeout = 3
+            let deployment = try await Deployment.make(clock: .running()) { configuration in
+                configuration.federation.upstreamTimeout = 8
                 configure(&configuration)
             }
             try await deployment.run { client in
@@ -335,7 +335,7 @@ struct FederationFlowTests {
             let redirect = try #require(refused.appURL, "\(refused)")
             #expect(queryParameters(redirect)["error"] == "access_denied")
             #expect(queryParameters(redirect)["state"] == refusing.state)
-            // The upstream's token endpoint failing, or too slow (the timeout is 3 s here): an error page.
+            // The upstream's token endpoint failing, or too slow (the timeout is 8 s here, the provider waits 20 s): an error page.
             for mode in ["token_500", "slow_token"] {
                 try await Self.misbehave(provider, mode)
                 let browser = TestBrowser(latch: client, upstreamOrigin: provider.issuer)

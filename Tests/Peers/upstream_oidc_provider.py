@@ -32,7 +32,7 @@ Test-control endpoints (only on this test peer):
         alg_none (unsigned), hs256 (HMAC with the client secret, kid of the real key), unknown_kid (a fresh key
         not in the JWKS) change the ID tokens issued; error_response makes /authorize redirect back with
         error=access_denied&error_description=User+denied; token_500 makes /token answer HTTP 500; slow_token
-        makes /token sleep 10 s before answering normally; stale_auth_time says the user authenticated an hour ago
+        makes /token sleep 20 s before answering normally; stale_auth_time says the user authenticated an hour ago
         (whatever prompt=login or max_age asked), no_auth_time leaves auth_time out of the ID token.
   GET  /test/state      {"logins": password sign-ins, "failed_logins", "authorizations": codes issued,
                          "token_requests", "logouts", "last_logout_id_token_hint" (null when none was given),
@@ -462,7 +462,7 @@ def token_endpoint():
     if mode == "token_500":
         return Response("Internal Server Error (test misbehave token_500)", status=500, content_type="text/plain")
     if mode == "slow_token":
-        time.sleep(10)
+        time.sleep(20)
     return server.create_token_response()
 
 
