@@ -14,10 +14,14 @@ import Logging
 /// `HttpOnly`, `SameSite=Strict` and `__Host-` on https; sessions end after the idle timeout, the absolute lifetime,
 /// at sign-out, or when their account or token goes; dangerous actions need a passkey check in the last minutes.
 /// Refusals (forged cookies, missing CSRF tokens, refused roles, oversized forms) are audited.
+///
+/// The pages and their words (English, German by `Accept-Language`) are LatchWeb's ``ConsolePages``: this controller
+/// reads requests and forms, calls the engines an action changes, and renders, redirects and sets cookies.
 struct ConsoleController {
     let services: LatchServices
     let signIn: AdminSignIn
     let renderer: ConsoleRenderer
+    let pageServices: ConsolePages.Services
     let secureCookies: Bool
     let logger = Logger(label: "latch.console")
 
@@ -25,7 +29,16 @@ struct ConsoleController {
         self.services = services
         self.signIn = signIn
         self.renderer = renderer
+        pageServices = ConsolePages.Services(
+            issuer: services.settings.issuer, admin: services.admin, signIn: signIn, fido: services.fido, oob: services.oob,
+            issuerLogin: services.issuerLogin, customRegistration: services.customRegistration, audit: services.audit,
+            browserSignIn: services.authorization != nil, clock: services.clock)
         secureCookies = services.settings.issuer.lowercased().hasPrefix("https://")
+    }
+
+    /// The page builders in the request's language (`Accept-Language`; English by default).
+    func pages(_ request: Request) -> ConsolePages {
+        ConsolePages(services: pageServices, language: Language(acceptLanguage: request.headers[.acceptLanguage]))
     }
 
     static let cookieName = "latch_console"
@@ -125,11 +138,7 @@ struct ConsoleController {
             }
         } catch {
             logger.error("console request failed", metadata: ["error": "\(error)"])
-            var view = ConsoleView("Something went wrong", area: "")
-            view.error = "The service is briefly unavailable. Nothing was changed; try again in a moment."
-            view.errorCode = ErrorCode.temporarilyUnavailable.rawValue
-            view.status = 503
-            return render(view, session: nil)
+            return render(pages(request).unavailable(), session: nil, for: request)
         }
     }
 
@@ -138,21 +147,22 @@ struct ConsoleController {
         _ body: @escaping @Sendable (ConsoleSession, [String: String]) async throws -> Outcome
     ) async throws -> Response {
         let parts = route.split(separator: " ", maxSplits: 1).map { String($0) }
+        let pages = pages(request)
         do {
             try AdminPolicy.check(session.caller.role, method: parts[0], template: parts[1])
         } catch {
             await recorder?.recordAlone(
                 .admin("access", "forbidden"), actor: "admin", detail: "console: role \(session.caller.role.rawValue) refused \(route): \(error.message)")
-            return refusal(session, status: 403, code: .forbidden, error.message)
+            return render(pages.refused(.role(error.message)), session: session, for: request)
         }
         var form: [String: String] = [:]
         if request.method == .post {
             guard let buffer = try? await request.body.collect(upTo: Self.maximumFormBytes) else {
                 await recorder?.recordAlone(.admin("console", "form_refused"), actor: "admin", detail: "\(route): a form over 16 KiB")
-                return refusal(session, status: 413, code: .requestTooLarge, "The form is larger than 16 KiB. Nothing was changed.")
+                return render(pages.refused(.formTooLarge), session: session, for: request)
             }
             guard let parsed = try? buffer.withUnsafeReadableBytes({ try FormURLEncoded.parse($0, repeatable: []) }) else {
-                return refusal(session, status: 400, code: .invalidRequest, "The form could not be read. Nothing was changed.")
+                return render(pages.refused(.unreadableForm), session: session, for: request)
             }
             form = parsed.single
             // Same origin only (browsers send Origin with every form post), and the session's CSRF token.
@@ -161,10 +171,10 @@ struct ConsoleController {
                 await recorder?.recordAlone(
                     .admin("console", "csrf_refused"), actor: "admin",
                     detail: "\(route): \(form["csrf"] == nil ? "no CSRF token" : "a wrong CSRF token")\(origin.map { " from origin \($0.prefix(100))" } ?? "")")
-                return refusal(session, status: 403, code: .invalidCSRFToken, "This form is stale or came from another site. Nothing was changed; reload the page and try again.")
+                return render(pages.refused(.staleForm), session: session, for: request)
             }
             if dangerous, !session.recentlyAuthenticated {
-                return render(reauthenticationView(session, next: form["back"].flatMap(Self.consolePath) ?? "/console"), session: session)
+                return render(pages.reauthentication(session, next: form["back"].flatMap(Self.consolePath) ?? "/console"), session: session, for: request)
             }
         }
         let outcome: Outcome
@@ -172,42 +182,18 @@ struct ConsoleController {
             outcome = try await body(session, form)
         } catch let error as LatchError {
             let status = Int(ErrorStatus.status(for: error.code).code)
-            guard request.method == .post, let page else { return refusal(session, status: status, code: error.code, error.message) }
-            var view = try await page(session)
-            view.error = (error.message.hasSuffix(".") ? error.message : error.message + ".") + " Nothing was changed."
-            view.errorCode = error.code.rawValue
-            view.status = status
+            guard request.method == .post, let page else { return render(pages.failed(error, status: status), session: session, for: request) }
+            var view = pages.refusedForm(try await page(session), error, status: status)
             view.refill(action: request.uri.path, with: form)
-            return render(view, session: session)
+            return render(view, session: session, for: request)
         }
         switch outcome {
-        case .view(let view): return render(view, session: session)
+        case .view(let view): return render(view, session: session, for: request)
         case .redirect(let path):
             var response = redirect(path)
             if let cookie = session.cookie { response.headers.append(setCookie(cookie)) }
             return response
         }
-    }
-
-    func refusal(_ session: ConsoleSession?, status: Int, code: ErrorCode, _ message: String) -> Response {
-        var view = ConsoleView(status == 403 ? "Not allowed" : "Could not do that", area: "")
-        view.error = message
-        view.errorCode = code.rawValue
-        view.status = status
-        view.sections = [ConsoleView.Section("back")]
-        view.sections[0].links = [("back", "Back to the overview", "/console")]
-        return render(view, session: session)
-    }
-
-    func reauthenticationView(_ session: ConsoleSession, next: String) -> ConsoleView {
-        var view = ConsoleView("Confirm it is you", area: "")
-        var section = ConsoleView.Section(
-            "reauthenticate", intro: "This action needs a passkey check in the last 5 minutes. Use your passkey, then repeat the action.")
-        section.passkey = ConsoleView.Passkey(
-            mode: "reauth", label: "Confirm with a passkey", options: "/console/reauth/options", finish: "/console/reauth", csrf: session.csrf, next: next)
-        view.sections = [section]
-        view.status = 401
-        return view
     }
 
     /// `path` when it is a console path (where a re-authentication may send the browser back to).
@@ -236,9 +222,11 @@ struct ConsoleController {
         ]
     }
 
-    func render(_ view: ConsoleView, session: ConsoleSession?) -> Response {
+    /// `view` as the answer to `request`, in its language, for `session`'s admin (nil: no one signed in).
+    func render(_ view: ConsoleView, session: ConsoleSession?, for request: Request) -> Response {
         let viewer = session.map { ConsoleRenderer.Viewer(username: $0.username, role: $0.caller.role.rawValue, csrf: $0.csrf) }
-        let html = renderer.render(view, viewer: viewer, may: { route in session.map { self.may($0, route) } ?? false })
+        let language = Language(acceptLanguage: request.headers[.acceptLanguage])
+        let html = renderer.render(view, viewer: viewer, language: language, may: { route in session.map { ConsolePages.may($0, route) } ?? false })
         var headers = securityHeaders
         headers[.contentType] = "text/html; charset=utf-8"
         if let cookie = session?.cookie { headers.append(setCookie(cookie)) }
@@ -266,18 +254,8 @@ struct ConsoleController {
     func addSignIn(to console: RouterGroup<LatchRequestContext>) {
         console.get("sign-in") { request, _ -> Response in
             if let value = cookie(request), case .success = try await signIn.session(cookie: value) { return redirect("/console") }
-            var view = ConsoleView("Sign in", area: "")
-            switch request.uri.queryParameters.get("reason") {
-            case "idle": view.flash = "Your session ended after a while without activity. Sign in again."
-            case "ended": view.flash = "Your session ended (signed out, expired or revoked). Sign in again."
-            case "invalid": view.flash = "Your session could not be read. Sign in again."
-            case "signed-out": view.flash = "You are signed out."
-            default: break
-            }
-            var section = ConsoleView.Section("sign-in", intro: "Sign in with the passkey you enrolled for this console.")
-            section.passkey = ConsoleView.Passkey(mode: "sign-in", label: "Sign in with a passkey", options: "/console/sign-in/options", finish: "/console/sign-in")
-            view.sections = [section]
-            return render(view, session: nil)
+            let reason = request.uri.queryParameters.get("reason").flatMap { ConsolePages.SignInReason(rawValue: String($0)) }
+            return render(pages(request).signIn(reason: reason), session: nil, for: request)
         }
         console.post("sign-in/options") { request, _ -> Response in
             try checkOrigin(request)
@@ -290,28 +268,8 @@ struct ConsoleController {
             return signedIn(session, to: "/console")
         }
         console.get("enroll") { request, _ -> Response in
-            var view = ConsoleView("Enroll a passkey", area: "")
-            guard let ticket = request.uri.queryParameters.get("ticket").map({ String($0) }) else {
-                view.error = "This enrollment link is incomplete."
-                view.status = 400
-                return render(view, session: nil)
-            }
-            do {
-                let account = try await signIn.enrollmentAccount(ticket: ticket)
-                var section = ConsoleView.Section(
-                    "enroll", intro: "Create a passkey for the admin account \(account.username) (\(account.role.rawValue)). The link works once.")
-                section.facts = [
-                    .init(label: "Account", value: account.username, id: "enroll-username"), .init(label: "Role", value: account.role.rawValue, id: "enroll-role"),
-                ]
-                section.passkey = ConsoleView.Passkey(
-                    mode: "enroll", label: "Create a passkey", options: "/console/enroll/options", finish: "/console/enroll", ticket: ticket)
-                view.sections = [section]
-            } catch let error as LatchError {
-                view.error = error.message
-                view.errorCode = error.code.rawValue
-                view.status = 400
-            }
-            return render(view, session: nil)
+            let view = try await pages(request).enroll(ticket: request.uri.queryParameters.get("ticket").map { String($0) })
+            return render(view, session: nil, for: request)
         }
         console.post("enroll/options") { request, _ -> Response in
             try checkOrigin(request)

@@ -14,6 +14,30 @@ struct ConsolePage: WebPage {
     var flash: String?
     var error: String?
     var errorCode: String?
+    /// The page's language (`<html lang>`) and the template's own words.
+    var lang: String
+    var t: Words
+
+    /// The words the template itself writes.
+    struct Words: Sendable {
+        var console: String
+        var navigation: String
+        var signOut: String
+        var shownOnce: String
+        var download: String
+        var actions: String
+        var needsScript: String
+
+        init(_ w: ConsoleWords) {
+            console = w(.latchConsole)
+            navigation = w(.console)
+            signOut = w(.signOut)
+            shownOnce = w(.shownThisOnceIt)
+            download = w(.download)
+            actions = w(.actions)
+            needsScript = w(.passkeysNeedJavaScriptThe)
+        }
+    }
 
     struct NavItem: Sendable {
         var id: String
@@ -23,8 +47,10 @@ struct ConsolePage: WebPage {
     }
 
     /// `may` says whether the admin's role may call a route: the navigation shows only the areas it may open.
-    init(_ view: ConsoleView, viewer: ConsoleRenderer.Viewer?, may: (String) -> Bool) {
+    init(_ view: ConsoleView, viewer: ConsoleRenderer.Viewer?, words: ConsoleWords, may: (String) -> Bool) {
         title = view.title
+        lang = words.language.rawValue
+        t = Words(words)
         sections = view.sections.map(Section.init)
         username = viewer?.username
         role = viewer?.role
@@ -33,7 +59,7 @@ struct ConsolePage: WebPage {
             viewer == nil
             ? []
             : ConsoleView.navigation.filter { may($0.route) }.map {
-                NavItem(id: $0.id, label: $0.label, href: $0.href, current: $0.id == view.area)
+                NavItem(id: $0.id, label: words.translated($0.label), href: $0.href, current: $0.id == view.area)
             }
         flash = view.flash
         error = view.error
@@ -271,9 +297,9 @@ public struct ConsoleRenderer: Sendable {
         templates = try TemplateSet(sources, pages: [ConsolePage.self], partials: ["section", "action", "form"])
     }
 
-    /// `view` as HTML for `viewer` (nil: no one signed in); `may` says whether the viewer's role may call an admin
-    /// API route (`"GET /admin/v1/users"`), to leave out navigation it could not open.
-    public func render(_ view: ConsoleView, viewer: Viewer?, may: (String) -> Bool) -> String {
-        templates.render(ConsolePage(view, viewer: viewer, may: may))
+    /// `view` as HTML for `viewer` (nil: no one signed in), in `language`; `may` says whether the viewer's role may
+    /// call an admin API route (`"GET /admin/v1/users"`), to leave out navigation it could not open.
+    public func render(_ view: ConsoleView, viewer: Viewer?, language: Language = .english, may: (String) -> Bool) -> String {
+        templates.render(ConsolePage(view, viewer: viewer, words: ConsoleWords(language), may: may))
     }
 }

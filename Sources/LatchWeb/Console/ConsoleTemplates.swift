@@ -6,26 +6,26 @@ public enum ConsoleTemplates {
     public static let sources: [String: String] = [
         "page": """
             <!doctype html>
-            <html lang="en">
+            <html lang="{{lang}}">
             <head>
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta name="referrer" content="same-origin">
-            <title>{{title}} · Latch console</title>
+            <title>{{title}} · {{t.console}}</title>
             <link rel="stylesheet" href="/console/assets/console.css">
             <script src="/console/assets/console.js" defer></script>
             </head>
             <body>
             <header>
-            <a class="brand" href="/console">Latch console</a>
+            <a class="brand" href="/console">{{t.console}}</a>
             {{#username}}
-            <nav aria-label="Console">
+            <nav aria-label="{{t.navigation}}">
             {{#nav}}<a href="{{href}}" id="nav-{{id}}"{{#current}} aria-current="page"{{/current}}>{{label}}</a>{{/nav}}
             </nav>
             <form method="post" action="/console/sign-out" class="whoami">
             <span id="whoami">{{username}} <small>({{role}})</small></span>
             <input type="hidden" name="csrf" value="{{csrf}}">
-            <button type="submit" id="sign-out" class="link">Sign out</button>
+            <button type="submit" id="sign-out" class="link">{{t.signOut}}</button>
             </form>
             {{/username}}
             </header>
@@ -45,16 +45,16 @@ public enum ConsoleTemplates {
             {{#hasFacts}}<dl>{{#facts}}<dt>{{label}}</dt><dd id="{{id}}">{{#code}}<code>{{value}}</code>{{/code}}{{^code}}{{value}}{{/code}}</dd>{{/facts}}</dl>{{/hasFacts}}
             {{#secret}}
             <div class="secret">
-            <p><strong>{{label}}</strong> — shown this once; it is not stored.</p>
+            <p><strong>{{label}}</strong> — {{t.shownOnce}}</p>
             <pre id="{{id}}">{{value}}</pre>
-            {{#download}}<a class="button" id="{{id}}-download" download="{{filename}}" href="{{href}}">Download {{filename}}</a>{{/download}}
+            {{#download}}<a class="button" id="{{id}}-download" download="{{filename}}" href="{{href}}">{{t.download}} {{filename}}</a>{{/download}}
             </div>
             {{/secret}}
             {{#image}}<figure><img id="{{id}}" src="{{src}}" alt="{{alt}}" width="{{size}}" height="{{size}}"><figcaption>{{alt}}</figcaption></figure>{{/image}}
             {{#table}}
             {{#hasRows}}
             <table id="{{id}}">
-            <thead><tr>{{#columns}}<th scope="col">{{.}}</th>{{/columns}}{{#hasActions}}<th scope="col"><span class="visually-hidden">Actions</span></th>{{/hasActions}}</tr></thead>
+            <thead><tr>{{#columns}}<th scope="col">{{.}}</th>{{/columns}}{{#hasActions}}<th scope="col"><span class="visually-hidden">{{t.actions}}</span></th>{{/hasActions}}</tr></thead>
             <tbody>
             {{#rows}}
             <tr id="{{id}}">{{#cells}}<td>{{#href}}<a href="{{href}}">{{text}}</a>{{/href}}{{^href}}{{#code}}<code>{{text}}</code>{{/code}}{{^code}}{{text}}{{/code}}{{/href}}</td>{{/cells}}{{#hasActions}}<td class="actions">{{#actions}}{{> action}}{{/actions}}</td>{{/hasActions}}</tr>
@@ -69,7 +69,7 @@ public enum ConsoleTemplates {
             {{#passkey}}
             <p><button type="button" id="passkey" data-passkey="{{mode}}" data-options="{{options}}" data-finish="{{finish}}"{{#ticket}} data-ticket="{{ticket}}"{{/ticket}}{{#csrf}} data-csrf="{{csrf}}"{{/csrf}}{{#next}} data-next="{{next}}"{{/next}}>{{label}}</button></p>
             <p class="error" role="alert" id="passkey-error" hidden></p>
-            <noscript><p class="error">Passkeys need JavaScript: the rest of the console works without it.</p></noscript>
+            <noscript><p class="error">{{t.needsScript}}</p></noscript>
             {{/passkey}}
             </section>
             """,

@@ -1,0 +1,154 @@
+import Foundation
+import Hummingbird
+import LatchCore
+import LatchModel
+import LatchWeb
+
+/// The routes of apps, issuers, test keys, signing keys, custom registration providers, upstream identity
+/// providers; admins and tokens.
+extension ConsoleController {
+    func addConfiguration(to console: RouterGroup<LatchRequestContext>) {
+        console.get("apps") { request, context in
+            await handle(request, context, route: "GET /admin/v1/clients") { session, _ in
+                flashed(request, try await pages(request).apps(session))
+            }
+        }
+        console.post("apps") { request, context in
+            await handle(request, context, route: "POST /admin/v1/clients", page: pages(request).apps) { _, form in
+                _ = try await admin.addClient(AdminClientRequest(clientId: form["clientId"] ?? "", name: Self.optional(form["name"])))
+                return .redirect("/console/apps?done=created-app")
+            }
+        }
+        console.post("apps/:id") { request, context in
+            await handle(request, context, route: "PATCH /admin/v1/clients/{id}", page: pages(request).apps) { _, form in
+                var patch = AdminClientPatch()
+                patch.redirectUris = form["redirectUris"].map { Self.lines($0) }
+                patch.postLogoutRedirectUris = form["postLogoutRedirectUris"].map { Self.lines($0) }
+                if let dpop = form["dpop"], !dpop.isEmpty { patch.dpop = dpop }
+                _ = try await admin.patchClient(id: try context.parameters.require("id"), patch)
+                return .redirect("/console/apps?done=saved-app")
+            }
+        }
+        console.get("issuers") { request, context in
+            await handle(request, context, route: "GET /admin/v1/issuers") { session, _ in
+                flashed(request, try await pages(request).issuers(session))
+            }
+        }
+        console.post("issuers/:name/delete") { request, context in
+            await handle(request, context, route: "DELETE /admin/v1/issuers/{name}", page: pages(request).issuers) { _, form in
+                try await admin.deleteIssuer(try context.parameters.require("name"), keyID: form["keyId"])
+                return .redirect("/console/issuers?done=deleted-issuer")
+            }
+        }
+        console.get("test-keys") { request, context in
+            await handle(request, context, route: "GET /admin/v1/test-keys") { session, _ in
+                flashed(request, try await pages(request).testKeys(session))
+            }
+        }
+        console.post("test-keys") { request, context in
+            await handle(request, context, route: "POST /admin/v1/test-keys", page: pages(request).testKeys) { session, form in
+                let created = try await admin.createTestKey(
+                    AdminTestKeyRequest(keyId: Self.optional(form["keyId"]), algorithm: Self.optional(form["algorithm"])),
+                    owner: session.caller.accountID)
+                return .view(try await pages(request).testKeyCreated(session, created))
+            }
+        }
+        console.post("test-keys/:keyId/delete") { request, context in
+            await handle(request, context, route: "DELETE /admin/v1/test-keys/{keyId}", page: pages(request).testKeys) { _, _ in
+                try await admin.deleteTestKey(id: try context.parameters.require("keyId"))
+                return .redirect("/console/test-keys?done=deleted-test-key")
+            }
+        }
+        console.get("signing-keys") { request, context in
+            await handle(request, context, route: "GET /admin/v1/client-config") { session, _ in
+                flashed(request, try await pages(request).signingKeys(session))
+            }
+        }
+        console.post("signing-keys/rotate") { request, context in
+            await handle(request, context, route: "POST /admin/v1/keys/rotate", dangerous: true) { _, _ in
+                _ = try await admin.rotateSigningKey()
+                return .redirect("/console/signing-keys?done=rotated")
+            }
+        }
+        console.get("custom-providers") { request, context in
+            await handle(request, context, route: "GET /admin/v1/custom-providers") { session, _ in
+                flashed(request, try await pages(request).customProviders(session))
+            }
+        }
+        console.post("custom-providers/:id/enabled") { request, context in
+            await handle(request, context, route: "PATCH /admin/v1/custom-providers/{id}", page: pages(request).customProviders) { _, form in
+                guard let custom = services.customRegistration else { throw LatchError.notFound("custom registration is not served here") }
+                guard let enabled = form["enabled"].flatMap(Bool.init) else { throw LatchError.invalidInput("enabled must be true or false") }
+                var patch = AdminCustomProviderPatch()
+                patch.enabled = enabled
+                _ = try await custom.updateProvider(id: try context.parameters.require("id"), patch)
+                return .redirect("/console/custom-providers?done=saved-provider")
+            }
+        }
+        console.post("custom-providers/:id/delete") { request, context in
+            await handle(request, context, route: "DELETE /admin/v1/custom-providers/{id}", page: pages(request).customProviders) { _, _ in
+                guard let custom = services.customRegistration else { throw LatchError.notFound("custom registration is not served here") }
+                try await custom.deleteProvider(id: try context.parameters.require("id"))
+                return .redirect("/console/custom-providers?done=deleted-provider")
+            }
+        }
+        console.post("upstream-idps/:id/delete") { request, context in
+            await handle(request, context, route: "DELETE /admin/v1/upstream-idps/{id}", page: pages(request).upstreamIdPs) { _, _ in
+                try await admin.deleteUpstreamIdP(id: try context.parameters.require("id"))
+                return .redirect("/console/upstream-idps?done=deleted-idp")
+            }
+        }
+        console.get("upstream-idps") { request, context in
+            await handle(request, context, route: "GET /admin/v1/upstream-idps") { session, _ in
+                flashed(request, try await pages(request).upstreamIdPs(session))
+            }
+        }
+    }
+
+    // MARK: Admins and tokens
+
+    func addAdmins(to console: RouterGroup<LatchRequestContext>) {
+        console.get("admins") { request, context in
+            // Every role manages its own tokens here (the API lets it); the accounts show to the roles that read them.
+            await handle(request, context, route: "GET /admin/v1/tokens") { session, _ in
+                flashed(request, try await pages(request).admins(session))
+            }
+        }
+        console.post("admins") { request, context in
+            await handle(request, context, route: "POST /admin/v1/admins", dangerous: true, page: pages(request).admins) { session, form in
+                guard let role = AdminRole(rawValue: form["role"] ?? "") else { throw LatchError.invalidInput("role must be owner, admin, support or auditor") }
+                let account = try await admin.createAdminAccount(AdminAccountRequest(username: form["username"] ?? "", role: role), caller: session.caller)
+                return .view(try await pages(request).enrollment(session, accountID: account.id, created: true))
+            }
+        }
+        console.post("admins/:id/enrollment") { request, context in
+            await handle(request, context, route: "POST /admin/v1/admins/{id}/enrollment") { session, _ in
+                .view(try await pages(request).enrollment(session, accountID: try context.parameters.require("id"), created: false))
+            }
+        }
+        console.post("admins/:id/delete") { request, context in
+            await handle(request, context, route: "DELETE /admin/v1/admins/{id}", dangerous: true, page: pages(request).admins) { session, form in
+                try await admin.deleteAdminAccount(
+                    id: try context.parameters.require("id"), caller: session.caller, force: false, deleteOwned: form["deleteOwned"] == "true")
+                return .redirect("/console/admins?done=deleted-admin")
+            }
+        }
+        console.post("tokens") { request, context in
+            await handle(request, context, route: "POST /admin/v1/tokens", dangerous: true, page: pages(request).admins) { session, form in
+                guard let days = Int64(form["days"] ?? "90"), (1...366).contains(days) else { throw LatchError.invalidInput("the lifetime must be 1–366 days") }
+                let role = try (form["role"].flatMap { $0.isEmpty ? nil : $0 }).map {
+                    guard let role = AdminRole(rawValue: $0) else { throw LatchError.invalidInput("role must be owner, admin, support or auditor") }
+                    return role
+                }
+                let created = try await admin.createAdminToken(AdminTokenRequest(name: form["name"] ?? "", role: role, expiresIn: days * 86_400), caller: session.caller)
+                return .view(try await pages(request).tokenCreated(session, created))
+            }
+        }
+        console.post("tokens/:id/revoke") { request, context in
+            await handle(request, context, route: "DELETE /admin/v1/tokens/{id}", page: pages(request).admins) { session, _ in
+                try await admin.revokeAdminToken(id: try context.parameters.require("id"), caller: session.caller, force: false)
+                return .redirect("/console/admins?done=revoked-token")
+            }
+        }
+    }
+}
