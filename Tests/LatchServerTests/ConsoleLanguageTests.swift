@@ -15,7 +15,7 @@ extension ConsoleTests {
 
     /// The English words shown as a whole element (`>Users<`) that German replaces: none may be on a German page.
     static let englishOnly: [String] = ConsoleWord.allCases.filter {
-        !$0.rawValue.contains("{}") && $0.german != $0.rawValue && $0.rawValue.first?.isUppercase == true
+        !$0.rawValue.contains("{}") && ConsoleWords(.german)($0) != $0.rawValue && $0.rawValue.first?.isUppercase == true
     }.map { ">\($0.rawValue.replacingOccurrences(of: "'", with: "&#39;"))<" }
 
     @Test("With Accept-Language: de every console page is German (lang=\"de\", no English word left), the sign-in page and a refused form too; English otherwise")

@@ -8,11 +8,7 @@ import LatchWeb
 /// providers; admins and tokens.
 extension ConsoleController {
     func addConfiguration(to console: RouterGroup<LatchRequestContext>) {
-        console.get("apps") { request, context in
-            await handle(request, context, route: "GET /admin/v1/clients") { session, _ in
-                flashed(request, try await pages(request).apps(session))
-            }
-        }
+        addPage(console, "apps", route: "GET /admin/v1/clients", ConsolePages.apps)
         console.post("apps") { request, context in
             await handle(request, context, route: "POST /admin/v1/clients", page: pages(request).apps) { _, form in
                 _ = try await admin.addClient(AdminClientRequest(clientId: form["clientId"] ?? "", name: Self.optional(form["name"])))
@@ -29,22 +25,14 @@ extension ConsoleController {
                 return .redirect("/console/apps?done=saved-app")
             }
         }
-        console.get("issuers") { request, context in
-            await handle(request, context, route: "GET /admin/v1/issuers") { session, _ in
-                flashed(request, try await pages(request).issuers(session))
-            }
-        }
+        addPage(console, "issuers", route: "GET /admin/v1/issuers", ConsolePages.issuers)
         console.post("issuers/:name/delete") { request, context in
             await handle(request, context, route: "DELETE /admin/v1/issuers/{name}", page: pages(request).issuers) { _, form in
                 try await admin.deleteIssuer(try context.parameters.require("name"), keyID: form["keyId"])
                 return .redirect("/console/issuers?done=deleted-issuer")
             }
         }
-        console.get("test-keys") { request, context in
-            await handle(request, context, route: "GET /admin/v1/test-keys") { session, _ in
-                flashed(request, try await pages(request).testKeys(session))
-            }
-        }
+        addPage(console, "test-keys", route: "GET /admin/v1/test-keys", ConsolePages.testKeys)
         console.post("test-keys") { request, context in
             await handle(request, context, route: "POST /admin/v1/test-keys", page: pages(request).testKeys) { session, form in
                 let created = try await admin.createTestKey(
@@ -59,26 +47,18 @@ extension ConsoleController {
                 return .redirect("/console/test-keys?done=deleted-test-key")
             }
         }
-        console.get("signing-keys") { request, context in
-            await handle(request, context, route: "GET /admin/v1/client-config") { session, _ in
-                flashed(request, try await pages(request).signingKeys(session))
-            }
-        }
+        addPage(console, "signing-keys", route: "GET /admin/v1/client-config", ConsolePages.signingKeys)
         console.post("signing-keys/rotate") { request, context in
             await handle(request, context, route: "POST /admin/v1/keys/rotate", dangerous: true) { _, _ in
                 _ = try await admin.rotateSigningKey()
                 return .redirect("/console/signing-keys?done=rotated")
             }
         }
-        console.get("custom-providers") { request, context in
-            await handle(request, context, route: "GET /admin/v1/custom-providers") { session, _ in
-                flashed(request, try await pages(request).customProviders(session))
-            }
-        }
+        addPage(console, "custom-providers", route: "GET /admin/v1/custom-providers", ConsolePages.customProviders)
         console.post("custom-providers/:id/enabled") { request, context in
             await handle(request, context, route: "PATCH /admin/v1/custom-providers/{id}", page: pages(request).customProviders) { _, form in
-                guard let custom = services.customRegistration else { throw LatchError.notFound("custom registration is not served here") }
-                guard let enabled = form["enabled"].flatMap(Bool.init) else { throw LatchError.invalidInput("enabled must be true or false") }
+                guard let custom = services.customRegistration else { throw LatchError.notFound(pages(request).w(.customRegistrationNotServed)) }
+                guard let enabled = form["enabled"].flatMap(Bool.init) else { throw LatchError.invalidInput(pages(request).w(.enabledMustBe)) }
                 var patch = AdminCustomProviderPatch()
                 patch.enabled = enabled
                 _ = try await custom.updateProvider(id: try context.parameters.require("id"), patch)
@@ -87,7 +67,7 @@ extension ConsoleController {
         }
         console.post("custom-providers/:id/delete") { request, context in
             await handle(request, context, route: "DELETE /admin/v1/custom-providers/{id}", page: pages(request).customProviders) { _, _ in
-                guard let custom = services.customRegistration else { throw LatchError.notFound("custom registration is not served here") }
+                guard let custom = services.customRegistration else { throw LatchError.notFound(pages(request).w(.customRegistrationNotServed)) }
                 try await custom.deleteProvider(id: try context.parameters.require("id"))
                 return .redirect("/console/custom-providers?done=deleted-provider")
             }
@@ -98,25 +78,17 @@ extension ConsoleController {
                 return .redirect("/console/upstream-idps?done=deleted-idp")
             }
         }
-        console.get("upstream-idps") { request, context in
-            await handle(request, context, route: "GET /admin/v1/upstream-idps") { session, _ in
-                flashed(request, try await pages(request).upstreamIdPs(session))
-            }
-        }
+        addPage(console, "upstream-idps", route: "GET /admin/v1/upstream-idps", ConsolePages.upstreamIdPs)
     }
 
     // MARK: Admins and tokens
 
     func addAdmins(to console: RouterGroup<LatchRequestContext>) {
-        console.get("admins") { request, context in
-            // Every role manages its own tokens here (the API lets it); the accounts show to the roles that read them.
-            await handle(request, context, route: "GET /admin/v1/tokens") { session, _ in
-                flashed(request, try await pages(request).admins(session))
-            }
-        }
+        // Every role manages its own tokens here (the API lets it); the accounts show to the roles that read them.
+        addPage(console, "admins", route: "GET /admin/v1/tokens", ConsolePages.admins)
         console.post("admins") { request, context in
             await handle(request, context, route: "POST /admin/v1/admins", dangerous: true, page: pages(request).admins) { session, form in
-                guard let role = AdminRole(rawValue: form["role"] ?? "") else { throw LatchError.invalidInput("role must be owner, admin, support or auditor") }
+                guard let role = AdminRole(rawValue: form["role"] ?? "") else { throw LatchError.invalidInput(pages(request).w(.roleMustBe)) }
                 let account = try await admin.createAdminAccount(AdminAccountRequest(username: form["username"] ?? "", role: role), caller: session.caller)
                 return .view(try await pages(request).enrollment(session, accountID: account.id, created: true))
             }
@@ -135,9 +107,9 @@ extension ConsoleController {
         }
         console.post("tokens") { request, context in
             await handle(request, context, route: "POST /admin/v1/tokens", dangerous: true, page: pages(request).admins) { session, form in
-                guard let days = Int64(form["days"] ?? "90"), (1...366).contains(days) else { throw LatchError.invalidInput("the lifetime must be 1–366 days") }
+                guard let days = Int64(form["days"] ?? "90"), (1...366).contains(days) else { throw LatchError.invalidInput(pages(request).w(.lifetimeMustBe)) }
                 let role = try (form["role"].flatMap { $0.isEmpty ? nil : $0 }).map {
-                    guard let role = AdminRole(rawValue: $0) else { throw LatchError.invalidInput("role must be owner, admin, support or auditor") }
+                    guard let role = AdminRole(rawValue: $0) else { throw LatchError.invalidInput(pages(request).w(.roleMustBe)) }
                     return role
                 }
                 let created = try await admin.createAdminToken(AdminTokenRequest(name: form["name"] ?? "", role: role, expiresIn: days * 86_400), caller: session.caller)

@@ -8,14 +8,10 @@ import LatchWeb
 /// a consumer out everywhere — and the resource servers that introspect tokens (their secret shown once).
 extension ConsoleController {
     func addIssuerLogin(to console: RouterGroup<LatchRequestContext>) {
-        console.get("login-issuers") { request, context in
-            await handle(request, context, route: "GET /admin/v1/login-issuers") { session, _ in
-                flashed(request, try await pages(request).loginIssuers(session))
-            }
-        }
+        addPage(console, "login-issuers", route: "GET /admin/v1/login-issuers", ConsolePages.loginIssuers)
         console.post("login-issuers") { request, context in
             await handle(request, context, route: "POST /admin/v1/login-issuers", page: pages(request).loginIssuers) { _, form in
-                let service = try issuerLoginService()
+                let service = try issuerLoginService(request)
                 var keys: [LoginIssuerKey]?
                 if let pem = Self.optional(form["publicKey"]) {
                     keys = [LoginIssuerKey(kid: form["kid"] ?? "", algorithm: form["algorithm"] ?? "", publicKey: pem)]
@@ -30,34 +26,34 @@ extension ConsoleController {
         }
         console.post("login-issuers/:issuerId/delete") { request, context in
             await handle(request, context, route: "DELETE /admin/v1/login-issuers/{issuerId}", page: pages(request).loginIssuers) { _, _ in
-                try await issuerLoginService().deleteIssuer(try context.parameters.require("issuerId"))
+                try await issuerLoginService(request).deleteIssuer(try context.parameters.require("issuerId"))
                 return .redirect("/console/login-issuers?done=deleted-login-issuer")
             }
         }
         console.post("login-issuers/:issuerId/logout-all") { request, context in
             await handle(request, context, route: "POST /admin/v1/login-issuers/{issuerId}/consumers/{consumerId}/logout-all", page: pages(request).loginIssuers) {
                 _, form in
-                guard let consumer = Self.optional(form["consumerId"]) else { throw LatchError.invalidInput("consumerId is required") }
-                _ = try await issuerLoginService().logoutConsumer(issuer: try context.parameters.require("issuerId"), consumer: consumer)
+                guard let consumer = Self.optional(form["consumerId"]) else { throw LatchError.invalidInput(pages(request).w(.consumerIdRequired)) }
+                _ = try await issuerLoginService(request).logoutConsumer(issuer: try context.parameters.require("issuerId"), consumer: consumer)
                 return .redirect("/console/login-issuers?done=consumer-logged-out")
             }
         }
         console.post("resource-servers") { request, context in
             await handle(request, context, route: "POST /admin/v1/resource-servers", page: pages(request).loginIssuers) { session, form in
-                let created = try await issuerLoginService().createResourceServer(AdminResourceServerRequest(name: form["name"] ?? ""))
+                let created = try await issuerLoginService(request).createResourceServer(AdminResourceServerRequest(name: form["name"] ?? ""))
                 return .view(try await pages(request).resourceServerCreated(session, created))
             }
         }
         console.post("resource-servers/:clientId/delete") { request, context in
             await handle(request, context, route: "DELETE /admin/v1/resource-servers/{clientId}", page: pages(request).loginIssuers) { _, _ in
-                try await issuerLoginService().deleteResourceServer(id: try context.parameters.require("clientId"))
+                try await issuerLoginService(request).deleteResourceServer(id: try context.parameters.require("clientId"))
                 return .redirect("/console/login-issuers?done=deleted-resource-server")
             }
         }
     }
 
-    func issuerLoginService() throws -> IssuerLoginService {
-        guard let service = services.issuerLogin else { throw LatchError.notFound("issuer login is not served here") }
+    func issuerLoginService(_ request: Request) throws -> IssuerLoginService {
+        guard let service = services.issuerLogin else { throw LatchError.notFound(pages(request).w(.issuerLoginNotServed)) }
         return service
     }
 }

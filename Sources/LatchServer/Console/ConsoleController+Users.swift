@@ -25,6 +25,17 @@ extension ConsoleController {
         }
     }
 
+    /// The page at `path` (a GET) for the session's admin, made by `build`, with the flash its redirect's `done` key
+    /// names; `route`: the admin API route whose roles it takes.
+    func addPage(
+        _ console: RouterGroup<LatchRequestContext>, _ path: String, route: String,
+        _ build: @escaping @Sendable (ConsolePages) -> (ConsoleSession) async throws -> ConsoleView
+    ) {
+        console.get(RouterPath(path)) { request, context in
+            await handle(request, context, route: route) { session, _ in flashed(request, try await build(pages(request))(session)) }
+        }
+    }
+
     /// A page with the flash message its redirect's `done` key names.
     func flashed(_ request: Request, _ view: ConsoleView) -> Outcome {
         .view(pages(request).flashed(view, request.uri.queryParameters.get("done").map { String($0) }))
@@ -78,7 +89,7 @@ extension ConsoleController {
     func addAuthenticators(to console: RouterGroup<LatchRequestContext>) {
         console.post("users/:id/authenticators/:authenticator/delete") { request, context in
             await handle(request, context, route: "DELETE /admin/v1/users/{id}/authenticators/{authenticator}") { _, _ in
-                guard let fido = services.fido else { throw LatchError.notFound("FIDO authenticators are not served here") }
+                guard let fido = services.fido else { throw LatchError.notFound(pages(request).w(.fidoNotServed)) }
                 let id = try context.parameters.require("id")
                 try await fido.adminDelete(userID: id, authenticatorID: try context.parameters.require("authenticator"))
                 return .redirect("/console/users/\(Self.encoded(id))?done=deleted-authenticator")
@@ -86,7 +97,7 @@ extension ConsoleController {
         }
         console.post("users/:id/authenticators/:authenticator/unlock") { request, context in
             await handle(request, context, route: "POST /admin/v1/users/{id}/authenticators/{authenticator}/unlock") { _, _ in
-                guard let fido = services.fido else { throw LatchError.notFound("FIDO authenticators are not served here") }
+                guard let fido = services.fido else { throw LatchError.notFound(pages(request).w(.fidoNotServed)) }
                 let id = try context.parameters.require("id")
                 _ = try await fido.unlock(userID: id, authenticatorID: try context.parameters.require("authenticator"))
                 return .redirect("/console/users/\(Self.encoded(id))?done=unlocked")
@@ -102,9 +113,9 @@ extension ConsoleController {
         }
         console.post("oob") { request, context in
             await handle(request, context, route: "POST /admin/v1/users/{id}/enrollments") { _, form in
-                guard let oob = services.oob else { throw LatchError.notFound("out-of-band enrollment is not served here") }
+                guard let oob = services.oob else { throw LatchError.notFound(pages(request).w(.oobNotServed)) }
                 guard let userID = form["user"]?.trimmingCharacters(in: .whitespaces), !userID.isEmpty else {
-                    throw LatchError.invalidInput("a user id is required")
+                    throw LatchError.invalidInput(pages(request).w(.userIdRequired))
                 }
                 let created = try await oob.enroll(
                     userID: userID,

@@ -147,7 +147,7 @@ struct ConsoleController {
         _ body: @escaping @Sendable (ConsoleSession, [String: String]) async throws -> Outcome
     ) async throws -> Response {
         let parts = route.split(separator: " ", maxSplits: 1).map { String($0) }
-        let pages = pages(request)
+        let pages = self.pages(request)
         do {
             try AdminPolicy.check(session.caller.role, method: parts[0], template: parts[1])
         } catch {

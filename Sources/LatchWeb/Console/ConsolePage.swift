@@ -20,13 +20,7 @@ struct ConsolePage: WebPage {
 
     /// The words the template itself writes.
     struct Words: Sendable {
-        var console: String
-        var navigation: String
-        var signOut: String
-        var shownOnce: String
-        var download: String
-        var actions: String
-        var needsScript: String
+        var console, navigation, signOut, shownOnce, download, actions, needsScript, passkeyFailed: String
 
         init(_ w: ConsoleWords) {
             console = w(.latchConsole)
@@ -36,6 +30,7 @@ struct ConsolePage: WebPage {
             download = w(.download)
             actions = w(.actions)
             needsScript = w(.passkeysNeedJavaScriptThe)
+            passkeyFailed = w(.passkeyFailed)
         }
     }
 

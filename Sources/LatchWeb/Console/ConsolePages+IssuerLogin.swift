@@ -47,23 +47,19 @@ extension ConsolePages {
     }
 
     func addLoginIssuerSection() -> Section {
-        var add = Section("new-login-issuer", heading: w(.addALoginIssuer), intro: w(.giveItsJWKSURL))
-        add.forms = [
-            View.Form(
-                id: "add-login-issuer", action: "/console/login-issuers", submit: w(.add),
-                fields: [
-                    View.Field(name: "issuerId", label: w(.issuerTheIssIts), required: true, maxLength: 256),
-                    View.Field(name: "audience", label: w(.audienceTheAudIts), required: true, maxLength: 512),
-                    View.Field(name: "jwksURL", label: w(.jwksURL), kind: .text(type: "url"), maxLength: 2_048),
-                    View.Field(name: "kid", label: w(.orAKeyIts), maxLength: 128),
-                    View.Field(name: "algorithm", label: w(.itsAlgorithm), kind: .select([("ES256", "ES256"), ("ES384", "ES384"), ("RS256", "RS256")]), value: "ES256"),
-                    View.Field(name: "publicKey", label: w(.itsPublicKeyPEM), kind: .textarea, maxLength: 8_192),
-                    View.Field(name: "maxTokenLifetime", label: w(.longestTokenLifetimeS), kind: .text(type: "number"), placeholder: "300", maxLength: 6),
-                    View.Field(name: "allowedScopes", label: w(.scopesItsTokensMay), hint: w(.separatedBySpacesOr), maxLength: 2_048),
-                    View.Field(name: "customFederation", label: w(.itsKeysAlsoSign), kind: .checkbox),
-                ])
-        ]
-        return add
+        return addSection(
+            "new-login-issuer", heading: .addALoginIssuer, intro: .giveItsJWKSURL, form: "add-login-issuer", action: "/console/login-issuers",
+            fields: [
+                View.Field(name: "issuerId", label: w(.issuerTheIssIts), required: true, maxLength: 256),
+                View.Field(name: "audience", label: w(.audienceTheAudIts), required: true, maxLength: 512),
+                View.Field(name: "jwksURL", label: w(.jwksURL), kind: .text(type: "url"), maxLength: 2_048),
+                View.Field(name: "kid", label: w(.orAKeyIts), maxLength: 128),
+                View.Field(name: "algorithm", label: w(.itsAlgorithm), kind: .select([("ES256", "ES256"), ("ES384", "ES384"), ("RS256", "RS256")]), value: "ES256"),
+                View.Field(name: "publicKey", label: w(.itsPublicKeyPEM), kind: .textarea, maxLength: 8_192),
+                View.Field(name: "maxTokenLifetime", label: w(.longestTokenLifetimeS), kind: .text(type: "number"), placeholder: "300", maxLength: 6),
+                View.Field(name: "allowedScopes", label: w(.scopesItsTokensMay), hint: w(.separatedBySpacesOr), maxLength: 2_048),
+                View.Field(name: "customFederation", label: w(.itsKeysAlsoSign), kind: .checkbox),
+            ])
     }
 
     func resourceServersSection(_ session: ConsoleSession, _ service: IssuerLoginService) async throws -> Section {

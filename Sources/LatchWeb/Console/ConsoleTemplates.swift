@@ -67,7 +67,7 @@ public enum ConsoleTemplates {
             {{#forms}}{{> form}}{{/forms}}
             {{#links}}<p><a class="button" href="{{href}}" id="{{id}}">{{label}}</a></p>{{/links}}
             {{#passkey}}
-            <p><button type="button" id="passkey" data-passkey="{{mode}}" data-options="{{options}}" data-finish="{{finish}}"{{#ticket}} data-ticket="{{ticket}}"{{/ticket}}{{#csrf}} data-csrf="{{csrf}}"{{/csrf}}{{#next}} data-next="{{next}}"{{/next}}>{{label}}</button></p>
+            <p><button type="button" id="passkey" data-passkey="{{mode}}" data-options="{{options}}" data-finish="{{finish}}"{{#ticket}} data-ticket="{{ticket}}"{{/ticket}}{{#csrf}} data-csrf="{{csrf}}"{{/csrf}}{{#next}} data-next="{{next}}"{{/next}} data-failed="{{t.passkeyFailed}}">{{label}}</button></p>
             <p class="error" role="alert" id="passkey-error" hidden></p>
             <noscript><p class="error">{{t.needsScript}}</p></noscript>
             {{/passkey}}
@@ -203,7 +203,7 @@ public enum ConsoleTemplates {
               const done = await post(button.dataset.finish, body, csrf);
               window.location.assign(done.redirect || "/console");
             } catch (failure) {
-              error.textContent = "The passkey could not be used: " + failure.message;
+              error.textContent = (button.dataset.failed || "The passkey could not be used:") + " " + failure.message;
               error.hidden = false;
               button.disabled = false;
             }

@@ -9,6 +9,7 @@ extension ConsoleWord {
         case .download: "Herunterladen:"
         case .actions: "Aktionen"
         case .passkeysNeedJavaScriptThe: "Passkeys brauchen JavaScript; der Rest der Konsole funktioniert ohne."
+        case .passkeyFailed: "Der Passkey konnte nicht verwendet werden:"
         case .adminsAndTokens: "Admins und Tokens"
         case .yourPasskeys: "Ihre Passkeys"
         case .name: "Name"
@@ -311,6 +312,17 @@ extension ConsoleWord {
         case .upstreamIdPs: "Vorgelagerte IdPs"
         case .outOfBand: "Anderes Gerät"
         case .admins: "Admins"
+        case .fidoNotServed: "FIDO-Authentifikatoren werden hier nicht angeboten"
+        case .oobNotServed: "die Registrierung über ein anderes Gerät wird hier nicht angeboten"
+        case .customRegistrationNotServed: "die eigene Registrierung wird hier nicht angeboten"
+        case .browserSignInNotServed: "die Anmeldung im Browser wird hier nicht angeboten"
+        case .issuerLoginNotServed: "der Aussteller-Login wird hier nicht angeboten"
+        case .auditNotServed: "das Audit-Log wird hier nicht angeboten"
+        case .userIdRequired: "eine Benutzer-ID ist nötig"
+        case .roleMustBe: "die Rolle muss owner, admin, support oder auditor sein"
+        case .lifetimeMustBe: "die Gültigkeit muss 1–366 Tage betragen"
+        case .enabledMustBe: "enabled muss true oder false sein"
+        case .consumerIdRequired: "consumerId ist nötig"
         }
     }
 }

@@ -8,6 +8,8 @@ public enum ConsoleWord: String, CaseIterable, Sendable {
     case download = "Download"
     case actions = "Actions"
     case passkeysNeedJavaScriptThe = "Passkeys need JavaScript: the rest of the console works without it."
+    /// What the console's script writes before the browser's reason when a passkey ceremony fails.
+    case passkeyFailed = "The passkey could not be used:"
     case adminsAndTokens = "Admins and tokens"
     case yourPasskeys = "Your passkeys"
     case name = "Name"
@@ -310,4 +312,16 @@ public enum ConsoleWord: String, CaseIterable, Sendable {
     case upstreamIdPs = "Upstream IdPs"
     case outOfBand = "Out-of-band"
     case admins = "Admins"
+    // Why a console form or action was refused before an engine saw it.
+    case fidoNotServed = "FIDO authenticators are not served here"
+    case oobNotServed = "out-of-band enrollment is not served here"
+    case customRegistrationNotServed = "custom registration is not served here"
+    case browserSignInNotServed = "browser sign-in is not served here"
+    case issuerLoginNotServed = "issuer login is not served here"
+    case auditNotServed = "the audit log is not served here"
+    case userIdRequired = "a user id is required"
+    case roleMustBe = "role must be owner, admin, support or auditor"
+    case lifetimeMustBe = "the lifetime must be 1–366 days"
+    case enabledMustBe = "enabled must be true or false"
+    case consumerIdRequired = "consumerId is required"
 }
