@@ -36,7 +36,7 @@ extension ConsoleTests {
             let signIn = try await Self.germanPage(client, "/console/sign-in?reason=idle", cookie: nil).text
             #expect(signIn.contains(#"<html lang="de">"#) && signIn.contains("Mit einem Passkey anmelden") && signIn.contains("Ihre Sitzung endete"))
             // A refused form: the engine's reason, then that nothing was changed, in German.
-            var headers: HTTPFields = [
+            let headers: HTTPFields = [
                 .cookie: "\(Self.cookieName)=\(owner.cookie)", .contentType: "application/x-www-form-urlencoded", .origin: Self.origin,
                 .acceptLanguage: "de",
             ]
