@@ -323,7 +323,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchWebTests",
-            dependencies: ["LatchWeb", "LatchCore"],
+            dependencies: ["LatchWeb", "LatchCore", "LatchModel"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -36,10 +36,14 @@ struct ConsoleController {
         secureCookies = services.settings.issuer.lowercased().hasPrefix("https://")
     }
 
-    /// The page builders in the request's language (`Accept-Language`; English by default).
-    func pages(_ request: Request) -> ConsolePages {
-        ConsolePages(services: pageServices, language: Language(acceptLanguage: request.headers[.acceptLanguage]))
-    }
+    /// The request's language (`Accept-Language`; English by default).
+    func language(_ request: Request) -> Language { Language(acceptLanguage: request.headers[.acceptLanguage]) }
+
+    /// The page builders in the request's language.
+    func pages(_ request: Request) -> ConsolePages { ConsolePages(services: pageServices, language: language(request)) }
+
+    /// The pages that refuse or report, in the request's language.
+    func notices(_ request: Request) -> ConsoleNotices { ConsoleNotices(language: language(request)) }
 
     static let cookieName = "latch_console"
     /// The largest console form read.
@@ -138,7 +142,7 @@ struct ConsoleController {
             }
         } catch {
             logger.error("console request failed", metadata: ["error": "\(error)"])
-            return render(pages(request).unavailable(), session: nil, for: request)
+            return render(notices(request).unavailable(), session: nil, for: request)
         }
     }
 
@@ -147,22 +151,22 @@ struct ConsoleController {
         _ body: @escaping @Sendable (ConsoleSession, [String: String]) async throws -> Outcome
     ) async throws -> Response {
         let parts = route.split(separator: " ", maxSplits: 1).map { String($0) }
-        let pages = self.pages(request)
+        let notices = self.notices(request)
         do {
             try AdminPolicy.check(session.caller.role, method: parts[0], template: parts[1])
         } catch {
             await recorder?.recordAlone(
                 .admin("access", "forbidden"), actor: "admin", detail: "console: role \(session.caller.role.rawValue) refused \(route): \(error.message)")
-            return render(pages.refused(.role(error.message)), session: session, for: request)
+            return render(notices.refused(.role(error.message)), session: session, for: request)
         }
         var form: [String: String] = [:]
         if request.method == .post {
             guard let buffer = try? await request.body.collect(upTo: Self.maximumFormBytes) else {
                 await recorder?.recordAlone(.admin("console", "form_refused"), actor: "admin", detail: "\(route): a form over 16 KiB")
-                return render(pages.refused(.formTooLarge), session: session, for: request)
+                return render(notices.refused(.formTooLarge), session: session, for: request)
             }
             guard let parsed = try? buffer.withUnsafeReadableBytes({ try FormURLEncoded.parse($0, repeatable: []) }) else {
-                return render(pages.refused(.unreadableForm), session: session, for: request)
+                return render(notices.refused(.unreadableForm), session: session, for: request)
             }
             form = parsed.single
             // Same origin only (browsers send Origin with every form post), and the session's CSRF token.
@@ -171,10 +175,10 @@ struct ConsoleController {
                 await recorder?.recordAlone(
                     .admin("console", "csrf_refused"), actor: "admin",
                     detail: "\(route): \(form["csrf"] == nil ? "no CSRF token" : "a wrong CSRF token")\(origin.map { " from origin \($0.prefix(100))" } ?? "")")
-                return render(pages.refused(.staleForm), session: session, for: request)
+                return render(notices.refused(.staleForm), session: session, for: request)
             }
             if dangerous, !session.recentlyAuthenticated {
-                return render(pages.reauthentication(session, next: form["back"].flatMap(Self.consolePath) ?? "/console"), session: session, for: request)
+                return render(notices.reauthentication(session, next: form["back"].flatMap(Self.consolePath) ?? "/console"), session: session, for: request)
             }
         }
         let outcome: Outcome
@@ -182,8 +186,8 @@ struct ConsoleController {
             outcome = try await body(session, form)
         } catch let error as LatchError {
             let status = Int(ErrorStatus.status(for: error.code).code)
-            guard request.method == .post, let page else { return render(pages.failed(error, status: status), session: session, for: request) }
-            var view = pages.refusedForm(try await page(session), error, status: status)
+            guard request.method == .post, let page else { return render(notices.failed(error, status: status), session: session, for: request) }
+            var view = notices.refusedForm(try await page(session), error, status: status)
             view.refill(action: request.uri.path, with: form)
             return render(view, session: session, for: request)
         }
@@ -225,8 +229,7 @@ struct ConsoleController {
     /// `view` as the answer to `request`, in its language, for `session`'s admin (nil: no one signed in).
     func render(_ view: ConsoleView, session: ConsoleSession?, for request: Request) -> Response {
         let viewer = session.map { ConsoleRenderer.Viewer(username: $0.username, role: $0.caller.role.rawValue, csrf: $0.csrf) }
-        let language = Language(acceptLanguage: request.headers[.acceptLanguage])
-        let html = renderer.render(view, viewer: viewer, language: language, may: { route in session.map { ConsolePages.may($0, route) } ?? false })
+        let html = renderer.render(view, viewer: viewer, language: language(request), may: { route in session.map { ConsolePages.may($0, route) } ?? false })
         var headers = securityHeaders
         headers[.contentType] = "text/html; charset=utf-8"
         if let cookie = session?.cookie { headers.append(setCookie(cookie)) }
@@ -254,8 +257,8 @@ struct ConsoleController {
     func addSignIn(to console: RouterGroup<LatchRequestContext>) {
         console.get("sign-in") { request, _ -> Response in
             if let value = cookie(request), case .success = try await signIn.session(cookie: value) { return redirect("/console") }
-            let reason = request.uri.queryParameters.get("reason").flatMap { ConsolePages.SignInReason(rawValue: String($0)) }
-            return render(pages(request).signIn(reason: reason), session: nil, for: request)
+            let reason = request.uri.queryParameters.get("reason").flatMap { ConsoleNotices.SignInReason(rawValue: String($0)) }
+            return render(notices(request).signIn(reason: reason), session: nil, for: request)
         }
         console.post("sign-in/options") { request, _ -> Response in
             try checkOrigin(request)

@@ -73,6 +73,34 @@ public struct ConsolePages: Sendable {
         return view
     }
 
+    // MARK: Enrollment
+
+    /// The enrollment page of `ticket` (nil: the link had none): the passkey button for its account, or why not.
+    public func enroll(ticket: String?) async throws -> ConsoleView {
+        var view = View(w(.enrollAPasskey), area: "")
+        guard let ticket else {
+            view.error = w(.thisEnrollmentLinkIs)
+            view.status = 400
+            return view
+        }
+        do {
+            let account = try await services.signIn.enrollmentAccount(ticket: ticket)
+            var section = Section(
+                "enroll", intro: w(.createAPasskeyFor, account.username, account.role.rawValue))
+            section.facts = [
+                .init(label: w(.account), value: account.username, id: "enroll-username"), .init(label: w(.role), value: account.role.rawValue, id: "enroll-role"),
+            ]
+            section.passkey = View.Passkey(
+                mode: "enroll", label: w(.createAPasskey), options: "/console/enroll/options", finish: "/console/enroll", ticket: ticket)
+            view.sections = [section]
+        } catch let error as LatchError {
+            view.error = error.message
+            view.errorCode = error.code.rawValue
+            view.status = 400
+        }
+        return view
+    }
+
     // MARK: Overview
 
     public func overview(_ session: ConsoleSession) async throws -> ConsoleView {

@@ -1,9 +1,19 @@
 import LatchCore
 import LatchModel
 
-/// The pages around a console session: sign-in, passkey enrollment, re-authentication, and the pages that refuse
-/// or report a failure.
-extension ConsolePages {
+/// The console pages that need no engine, only words: sign-in, re-authentication, and the pages that refuse a
+/// request or report a failure. (Passkey enrollment reads its ticket's account: ``ConsolePages``.)
+public struct ConsoleNotices: Sendable {
+    typealias View = ConsoleView
+    typealias Section = ConsoleView.Section
+
+    /// The words of the page's language.
+    public let w: ConsoleWords
+
+    public init(language: Language) {
+        w = ConsoleWords(language)
+    }
+
     /// Why the browser was sent to sign in (the `reason` query parameter).
     public enum SignInReason: String, Sendable {
         case idle, ended, invalid, signedOut = "signed-out"
@@ -22,32 +32,6 @@ extension ConsolePages {
         section.passkey = View.Passkey(
             mode: "sign-in", label: w(.signInWithA), options: "/console/sign-in/options", finish: "/console/sign-in")
         view.sections = [section]
-        return view
-    }
-
-    /// The enrollment page of `ticket` (nil: the link had none): the passkey button for its account, or why not.
-    public func enroll(ticket: String?) async throws -> ConsoleView {
-        var view = View(w(.enrollAPasskey), area: "")
-        guard let ticket else {
-            view.error = w(.thisEnrollmentLinkIs)
-            view.status = 400
-            return view
-        }
-        do {
-            let account = try await services.signIn.enrollmentAccount(ticket: ticket)
-            var section = Section(
-                "enroll", intro: w(.createAPasskeyFor, account.username, account.role.rawValue))
-            section.facts = [
-                .init(label: w(.account), value: account.username, id: "enroll-username"), .init(label: w(.role), value: account.role.rawValue, id: "enroll-role"),
-            ]
-            section.passkey = View.Passkey(
-                mode: "enroll", label: w(.createAPasskey), options: "/console/enroll/options", finish: "/console/enroll", ticket: ticket)
-            view.sections = [section]
-        } catch let error as LatchError {
-            view.error = error.message
-            view.errorCode = error.code.rawValue
-            view.status = 400
-        }
         return view
     }
 
