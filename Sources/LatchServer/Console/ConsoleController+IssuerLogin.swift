@@ -19,7 +19,7 @@ extension ConsoleController {
                 _ = try await service.addIssuer(
                     AdminLoginIssuerRequest(
                         issuerId: form["issuerId"] ?? "", audience: form["audience"] ?? "", keys: keys, jwksURL: Self.optional(form["jwksURL"]),
-                        maxTokenLifetime: try Self.number(form["maxTokenLifetime"], "maxTokenLifetime"), allowedScopes: Self.list(form["allowedScopes"]),
+                        maxTokenLifetime: try number(form, "maxTokenLifetime", request), allowedScopes: Self.list(form["allowedScopes"]),
                         customFederation: form["customFederation"] == "true"))
                 return .redirect("/console/login-issuers?done=added-login-issuer")
             }

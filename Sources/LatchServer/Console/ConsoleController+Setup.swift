@@ -16,7 +16,7 @@ extension ConsoleController {
                     AdminIssuerRequest(
                         name: form["name"] ?? "", keyId: form["keyId"] ?? "", publicKey: form["publicKey"] ?? "",
                         algorithm: Self.optional(form["algorithm"]), audience: Self.optional(form["audience"]),
-                        allowedClaims: Self.list(form["allowedClaims"]), maxLifetime: try Self.number(form["maxLifetime"], "maxLifetime")))
+                        allowedClaims: Self.list(form["allowedClaims"]), maxLifetime: try number(form, "maxLifetime", request)))
                 return .redirect("/console/issuers?done=added-issuer")
             }
         }
@@ -39,9 +39,9 @@ extension ConsoleController {
                 _ = try await custom.createProvider(
                     AdminCustomProviderRequest(
                         id: form["id"] ?? "", name: form["name"] ?? "", flow: form["flow"] ?? "", hookURL: form["hookURL"] ?? "",
-                        hookSecret: form["hookSecret"] ?? "", timeout: try Self.number(form["timeout"], "timeout"),
-                        retries: try Self.number(form["retries"], "retries"),
-                        transactionLifetime: try Self.number(form["transactionLifetime"], "transactionLifetime"),
+                        hookSecret: form["hookSecret"] ?? "", timeout: try number(form, "timeout", request),
+                        retries: try number(form, "retries", request),
+                        transactionLifetime: try number(form, "transactionLifetime", request),
                         allowedClaims: Self.list(form["allowedClaims"]), enabled: form["enabled"] == "true"))
                 return .redirect("/console/custom-providers?done=added-provider")
             }
@@ -104,10 +104,10 @@ extension ConsoleController {
         (value ?? "").split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
-    /// A whole number, nil when empty.
-    static func number(_ value: String?, _ name: String) throws(LatchError) -> Int? {
-        guard let text = optional(value) else { return nil }
-        guard text.count <= 9, let number = Int(text) else { throw LatchError.invalidInput("\(name) must be a whole number") }
+    /// The form's field `name` as a whole number, nil when empty; refused in the request's language otherwise.
+    func number(_ form: [String: String], _ name: String, _ request: Request) throws(LatchError) -> Int? {
+        guard let text = Self.optional(form[name]) else { return nil }
+        guard text.count <= 9, let number = Int(text) else { throw LatchError.invalidInput(pages(request).w(.wholeNumber, name)) }
         return number
     }
 }

@@ -323,6 +323,7 @@ extension ConsoleWord {
         case .lifetimeMustBe: "die Gültigkeit muss 1–366 Tage betragen"
         case .enabledMustBe: "enabled muss true oder false sein"
         case .consumerIdRequired: "consumerId ist nötig"
+        case .wholeNumber: "{} muss eine ganze Zahl sein"
         }
     }
 }

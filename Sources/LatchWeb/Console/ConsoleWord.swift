@@ -324,4 +324,5 @@ public enum ConsoleWord: String, CaseIterable, Sendable {
     case lifetimeMustBe = "the lifetime must be 1–366 days"
     case enabledMustBe = "enabled must be true or false"
     case consumerIdRequired = "consumerId is required"
+    case wholeNumber = "{} must be a whole number"
 }
