@@ -72,7 +72,7 @@ struct ReplicaTests {
         var request = URLRequest(url: URL(string: base + "/admin/v1/issuers")!)
         request.httpMethod = "POST"
         request.setValue("Bearer \(adminToken)", forHTTPHeaderField: "Authorization")
-        request.httpBody = try JSONEncoder().encode(AdminIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation))
+        request.httpBody = try JSONEncoder().encode(AdminSignOnIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation))
         _ = try await URLSession.shared.data(for: request)
         for user in users {
             var registration = URLRequest(url: URL(string: base + "/v1/registrations")!)

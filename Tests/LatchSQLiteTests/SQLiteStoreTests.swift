@@ -118,7 +118,7 @@ struct SQLiteStoreTests {
     func freshAdminAccounts() async throws {
         try await withStore { store, _ in
             #expect(try await store.adminAccounts().isEmpty)
-            let authenticator = AdminAuthenticator(store: store, clock: LatchClock { Date(timeIntervalSince1970: 42) })
+            let authenticator = AdminTokenGate(store: store, clock: LatchClock { Date(timeIntervalSince1970: 42) })
             _ = try await authenticator.bootstrap(configured: "a-configured-admin-token", random: .system)
             #expect(try await store.adminAccounts() == [AdminAccount.root(createdAt: 42)])
             #expect(try await authenticator.caller(of: "a-configured-admin-token") == AdminCaller(tokenID: "env", accountID: AdminAccount.rootID, role: .owner))

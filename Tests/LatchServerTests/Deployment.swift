@@ -122,7 +122,7 @@ struct Client: Sendable {
     {
         let reply = try await admin(
             .post, "/admin/v1/issuers",
-            AdminIssuerRequest(name: name, keyId: keyID, publicKey: key.publicKey.pemRepresentation, allowedClaims: allowedClaims))
+            AdminSignOnIssuerRequest(name: name, keyId: keyID, publicKey: key.publicKey.pemRepresentation, allowedClaims: allowedClaims))
         #expect(reply.status == .created, "\(String(decoding: reply.body, as: UTF8.self))")
     }
 
