@@ -28,6 +28,11 @@ struct SQLiteStoreTests {
         }
     }
 
+    @Test("Declares no connection pool: its readers and one writer are not a pool the metrics report")
+    func noPool() async throws {
+        try await withStore { store, _ in #expect(store.connectionPool == nil) }
+    }
+
     @Test("Upgrading a database of migrations 1–4 keeps users, keys and sessions, and their cascades (0005 rebuilds users)")
     func upgradeToPerSourceUsernames() async throws {
         let directory = TemporaryDirectory()
