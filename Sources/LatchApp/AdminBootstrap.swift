@@ -35,7 +35,7 @@ public enum AdminBootstrap {
             }
         }
         let signIn = AdminSignIn(
-            store: store, authenticator: AdminAuthenticator(store: store, clock: clock, logger: logger), settings: AdminSignInSettings.defaults(issuer: issuer),
+            store: store, authenticator: AdminTokenGate(store: store, clock: clock, logger: logger), settings: AdminSignInSettings.defaults(issuer: issuer),
             key: KeySealer.derivedKey(from: keyEncryptionKey, purpose: "admin console v1"), clock: clock, random: random, logger: logger)
         let link = try await AuditOrigin.with({ $0.admin = nil }) { try await signIn.enrollmentLink(accountID: account.id, issuer: issuer) }
         // No server may be running to seal what this wrote: seal it now (a running one's sealer may get there first).

@@ -44,7 +44,7 @@ struct Housekeeping: Service, CustomStringConvertible {
         do {
             try await deployment.services.keys.reload()
             try await deployment.services.clients.reload()
-            try await deployment.services.adminAuthenticator.reload()
+            try await deployment.services.adminTokenGate.reload()
         } catch {
             logger.warning("reload failed", metadata: ["error": "\(error)"])
         }

@@ -13,7 +13,7 @@ extension SharedEngines {
     /// The admin API.
     func adminService() -> AdminService {
         AdminService(
-            store: store, keys: signingKeys, clients: clients, authenticator: adminAuthenticator, assertions: assertions, clock: clock, random: random,
+            store: store, keys: signingKeys, clients: clients, authenticator: adminTokenGate, assertions: assertions, clock: clock, random: random,
             sealer: sealer, evidenceApps: evidenceApps, logger: logger)
     }
 
@@ -38,7 +38,7 @@ extension SharedEngines {
     func addFeatures(to services: inout LatchServices, hookCaller: (any HookCaller)?, upstreamHTTP: (any UpstreamHTTPClient)?) {
         services.fido = fido
         services.adminSignIn = AdminSignIn(
-            store: store, authenticator: adminAuthenticator, settings: AdminSignInSettings.defaults(issuer: configuration.issuerURL),
+            store: store, authenticator: adminTokenGate, settings: AdminSignInSettings.defaults(issuer: configuration.issuerURL),
             key: keys.adminConsole, clock: clock, random: random, logger: logger)
         services.issuerLogin = IssuerLoginService(
             store: store, registry: loginIssuers, accessTokens: accessTokens, refreshTokens: refreshTokens, settings: configuration.issuerLogin,

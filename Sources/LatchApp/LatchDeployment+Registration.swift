@@ -16,7 +16,7 @@ extension SharedEngines {
                     timeoutSeconds: configuration.deviceCheckTimeout, clock: clock, random: random),
                 random: random, logger: logger),
         ]
-        var disabled: Set<ChallengeType> = []
+        var disabled: Set<RegistrationMethod> = []
         if configuration.fidoSignUp {
             proofs.append(WebAuthnProof(fido: fido))
         } else {

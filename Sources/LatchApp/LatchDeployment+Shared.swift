@@ -36,14 +36,14 @@ struct SharedEngines {
     let sealer: KeySealer
     let signingKeys: SigningKeyRing
     let clients: ClientRegistry
-    let adminAuthenticator: AdminAuthenticator
+    let adminTokenGate: AdminTokenGate
     let generatedAdminToken: String?
     let minter: TokenMinter
     let audit: AuditRecorder
     let refreshTokens: RefreshTokenCodec
     let nonceCodec: SignInNonceCodec
     let verifier: AssertionVerifier
-    let accessTokens: AccessTokenAuthenticator
+    let accessTokens: AccessTokenGate
     let sessionOpener: SessionOpener
     let attestation: AttestationSettings
     let evidenceApps: EvidenceApps
@@ -72,8 +72,8 @@ struct SharedEngines {
         _ = try await store.addClient(Client(id: configuration.defaultClientID, name: "Default app", createdAt: clock.seconds()))
         let clients = ClientRegistry(store: store, defaultClientID: configuration.defaultClientID, clock: clock)
         try await clients.reload()
-        let adminAuthenticator = AdminAuthenticator(store: store, clock: clock, logger: logger)
-        let generated = try await adminAuthenticator.bootstrap(configured: configuration.adminToken?.value, random: random)
+        let adminTokenGate = AdminTokenGate(store: store, clock: clock, logger: logger)
+        let generated = try await adminTokenGate.bootstrap(configured: configuration.adminToken?.value, random: random)
         store.auditChain.setKey(keys.auditChain)
 
         let minter = TokenMinter(keys: signingKeys, settings: tokens, random: random)
@@ -83,10 +83,10 @@ struct SharedEngines {
         let fidoSettings = try FidoSettings.load(configuration, now: Date(timeIntervalSince1970: TimeInterval(clock.seconds())), logger: logger)
         return SharedEngines(
             configuration: configuration, store: store, clock: clock, random: random, logger: logger, keys: keys, sealer: sealer,
-            signingKeys: signingKeys, clients: clients, adminAuthenticator: adminAuthenticator, generatedAdminToken: generated, minter: minter,
+            signingKeys: signingKeys, clients: clients, adminTokenGate: adminTokenGate, generatedAdminToken: generated, minter: minter,
             audit: AuditRecorder(store: store, clock: clock, random: random, logger: logger), refreshTokens: refreshTokens,
             nonceCodec: SignInNonceCodec(key: keys.signInNonces), verifier: AssertionVerifier(maximumBytes: assertions.maximumTokenBytes),
-            accessTokens: AccessTokenAuthenticator(store: store, keys: signingKeys, issuer: tokens.issuer, clock: clock),
+            accessTokens: AccessTokenGate(store: store, keys: signingKeys, issuer: tokens.issuer, clock: clock),
             sessionOpener: SessionOpener(
                 store: store, minter: minter, refreshTokens: refreshTokens, tokens: tokens, clock: clock, random: random, logger: logger),
             attestation: attestation, evidenceApps: evidenceApps,

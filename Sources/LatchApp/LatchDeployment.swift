@@ -37,7 +37,7 @@ public struct LatchDeployment: Sendable {
             keys: shared.signingKeys, clients: shared.clients, tokens: shared.tokenEndpoint(), revocation: shared.revocation(),
             accessTokens: shared.accessTokens, sessions: shared.sessionService(), registration: shared.registrationService(),
             nonces: SignInNonces(codec: shared.nonceCodec, settings: configuration.assertions, clock: clock, random: random),
-            admin: shared.adminService(), adminAuthenticator: shared.adminAuthenticator, readiness: store)
+            admin: shared.adminService(), adminTokenGate: shared.adminTokenGate, readiness: store)
         services.clock = clock
         shared.addObservability(to: &services)
         shared.addFeatures(to: &services, hookCaller: hookCaller, upstreamHTTP: upstreamHTTP)

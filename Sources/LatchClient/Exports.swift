@@ -1,2 +1,2 @@
-// Apps use the wire types (JSONValue claims, ChallengeType, error codes) with the client: one import.
+// Apps use the wire types (JSONValue claims, RegistrationMethod, error codes) with the client: one import.
 @_exported import LatchModel

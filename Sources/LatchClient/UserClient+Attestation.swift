@@ -198,7 +198,7 @@ extension UserClient {
         setStatus(.notSignedIn(.deviceKeyLost))
     }
 
-    func registrationChallenge(_ type: ChallengeType) async throws(UserClientError) -> String {
+    func registrationChallenge(_ type: RegistrationMethod) async throws(UserClientError) -> String {
         let response = try await send("POST", "v1/registrations/challenge", json: RegistrationChallengeRequest(challengeType: type))
         guard response.status == 200, let answer = try? JSONDecoder().decode(RegistrationChallengeResponse.self, from: response.body) else {
             throw UserClientError.from(status: response.status, body: response.body, headers: response.headers)

@@ -9,7 +9,7 @@ import LatchModel
 
 extension UserClient {
     /// The registration type this client records for a custom registration (local state only).
-    static let customRegistrationType = ChallengeType(rawValue: "CUSTOM")
+    static let customRegistrationType = RegistrationMethod(rawValue: "CUSTOM")
 
     /// A `complete` sent but not yet answered, or answered "try later": resent verbatim by the next
     /// ``registerWithCustomProvider(_:flow:handler:registrationId:)`` for the same provider, so the server sees the

@@ -27,8 +27,8 @@ extension UserClient {
     /// How long a browser sign-in may take before its answer is refused (the server's own limits are shorter).
     static let federatedSignInLifetime: TimeInterval = 3600
     static let pendingFederatedSignIn = "pending-federated-sign-in"
-    /// `ChallengeType` of the registration a browser sign-in leaves on a device without one (client-side only).
-    static let federatedRegistrationType = ChallengeType(rawValue: "OIDC")
+    /// `RegistrationMethod` of the registration a browser sign-in leaves on a device without one (client-side only).
+    static let federatedRegistrationType = RegistrationMethod(rawValue: "OIDC")
 
     // MARK: Sign-in
 

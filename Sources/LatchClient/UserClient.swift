@@ -75,7 +75,7 @@ public actor UserClient {
     struct Registration: Codable {
         var userId: String
         var username: String
-        var type: ChallengeType
+        var type: RegistrationMethod
         var deviceKeyId: String?
         /// The device sign-in key's ``DeviceSigningKey/storedRepresentation`` (a PEM, or a Secure Enclave blob).
         var deviceKey: String?

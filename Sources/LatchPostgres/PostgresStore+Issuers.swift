@@ -3,34 +3,34 @@ import LatchCore
 import LatchJOSE
 import PostgresNIO
 
-extension PostgresStore: IssuerStore {
-    typealias IssuerRow = (String, String, String, Data, String, String, Int64, Int64)
+extension PostgresStore: SignOnIssuerStore {
+    typealias SignOnIssuerRow = (String, String, String, Data, String, String, Int64, Int64)
 
     static let issuerColumns = "issuer, key_id, algorithm, public_key, audience, allowed_claims, max_lifetime, created_at"
 
-    static func issuerKey(_ row: IssuerRow) throws -> IssuerKey {
-        IssuerKey(
+    static func issuerKey(_ row: SignOnIssuerRow) throws -> SignOnIssuerKey {
+        SignOnIssuerKey(
             issuer: row.0, keyID: row.1, key: try StoredForm.publicKey(algorithm: row.2, der: row.3, column: "issuer_keys.public_key"),
             audience: row.4, allowedClaims: try StoredForm.names(row.5), maxLifetime: row.6, createdAt: row.7)
     }
 
-    public func issuerKey(issuer: String, keyID: String) async throws -> IssuerKey? {
+    public func issuerKey(issuer: String, keyID: String) async throws -> SignOnIssuerKey? {
         try await query("issuerKey") { client in
             try await client.query("SELECT \(unescaped: Self.issuerColumns) FROM issuer_keys WHERE issuer = \(issuer) AND key_id = \(keyID)")
-                .first(IssuerRow.self).map(Self.issuerKey)
+                .first(SignOnIssuerRow.self).map(Self.issuerKey)
         }
     }
 
-    public func issuerKeys() async throws -> [IssuerKey] {
+    public func issuerKeys() async throws -> [SignOnIssuerKey] {
         try await query("issuerKeys") { client in
-            try await client.query("SELECT \(unescaped: Self.issuerColumns) FROM issuer_keys ORDER BY issuer, key_id").all(IssuerRow.self)
+            try await client.query("SELECT \(unescaped: Self.issuerColumns) FROM issuer_keys ORDER BY issuer, key_id").all(SignOnIssuerRow.self)
                 .map(Self.issuerKey)
         }
     }
 }
 
-extension PostgresTransaction: IssuerWrites {
-    func insertIssuerKey(_ key: IssuerKey, ifTaken refusal: any Error & Sendable) {
+extension PostgresTransaction: SignOnIssuerWrites {
+    func insertIssuerKey(_ key: SignOnIssuerKey, ifTaken refusal: any Error & Sendable) {
         let allowed = StoredForm.namesText(key.allowedClaims)
         changeOne(
             try """

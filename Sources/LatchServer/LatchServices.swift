@@ -41,12 +41,12 @@ public struct LatchServices: Sendable {
     public var clients: ClientRegistry
     public var tokens: TokenEndpoint
     public var revocation: TokenRevocation
-    public var accessTokens: AccessTokenAuthenticator
+    public var accessTokens: AccessTokenGate
     public var sessions: SessionService
     public var registration: RegistrationService
     public var nonces: SignInNonces
     public var admin: AdminService
-    public var adminAuthenticator: AdminAuthenticator
+    public var adminTokenGate: AdminTokenGate
     /// Read by the readiness probe, to prove the database answers.
     public var readiness: any ClientStore
     /// FIDO authenticators (WebAuthn); nil where a deployment serves none.
@@ -70,8 +70,8 @@ public struct LatchServices: Sendable {
 
     public init(
         settings: Settings, keys: SigningKeyRing, clients: ClientRegistry, tokens: TokenEndpoint, revocation: TokenRevocation,
-        accessTokens: AccessTokenAuthenticator, sessions: SessionService, registration: RegistrationService, nonces: SignInNonces,
-        admin: AdminService, adminAuthenticator: AdminAuthenticator, readiness: any ClientStore
+        accessTokens: AccessTokenGate, sessions: SessionService, registration: RegistrationService, nonces: SignInNonces,
+        admin: AdminService, adminTokenGate: AdminTokenGate, readiness: any ClientStore
     ) {
         self.settings = settings
         self.keys = keys
@@ -83,7 +83,7 @@ public struct LatchServices: Sendable {
         self.registration = registration
         self.nonces = nonces
         self.admin = admin
-        self.adminAuthenticator = adminAuthenticator
+        self.adminTokenGate = adminTokenGate
         self.readiness = readiness
     }
 }

@@ -54,7 +54,7 @@ public func buildRouter(_ services: LatchServices, pages: WebPages) -> Router<La
         router.group().add(middleware: limited).addRoutes(controller.endpoints)
     }
 
-    let bearer = BearerAuthenticator(accessTokens: services.accessTokens, dpop: services.tokens.dpop)
+    let bearer = AccessTokenMiddleware(accessTokens: services.accessTokens, dpop: services.tokens.dpop)
     oauth.userInfoEndpoints(router.group("oauth2").add(middleware: bearer).group(context: SignedInContext.self))
     let me = router.group("v1/me").add(middleware: bearer).group(context: SignedInContext.self)
     MeController(sessions: services.sessions).add(to: me)
@@ -83,8 +83,8 @@ public func buildRouter(_ services: LatchServices, pages: WebPages) -> Router<La
     }
     let admin = router.group("admin/v1")
         .add(
-            middleware: AdminAuthenticatorMiddleware(
-                admins: services.adminAuthenticator, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now)))
+            middleware: AdminTokenMiddleware(
+                admins: services.adminTokenGate, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now)))
         .group(context: AdminContext.self)
         .add(middleware: AdminPolicyMiddleware(audit: services.audit?.recorder))
     AdminController(admin: services.admin, issuer: services.settings.issuer).add(to: admin)
@@ -108,8 +108,8 @@ public func buildRouter(_ services: LatchServices, pages: WebPages) -> Router<La
         // Prometheus scrapes with an admin token (`Authorization: Bearer`).
         router.group("metrics")
             .add(
-                middleware: AdminAuthenticatorMiddleware(
-                    admins: services.adminAuthenticator, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now))
+                middleware: AdminTokenMiddleware(
+                    admins: services.adminTokenGate, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now))
             )
             .group(context: AdminContext.self)
             .add(middleware: AdminPolicyMiddleware(audit: services.audit?.recorder))

@@ -4,9 +4,9 @@ import LatchModel
 
 /// Issuer keys, test registration keys, clients with their evidence and certificates, signing keys.
 extension InMemoryStore.Transaction {
-    func insertIssuerKey(_ key: IssuerKey, ifTaken refusal: any Error & Sendable) {
+    func insertIssuerKey(_ key: SignOnIssuerKey, ifTaken refusal: any Error & Sendable) {
         apply { state in
-            let id = InMemoryStore.IssuerKeyID(issuer: key.issuer, keyID: key.keyID)
+            let id = InMemoryStore.SignOnIssuerKeyID(issuer: key.issuer, keyID: key.keyID)
             guard state.issuerKeys[id] == nil else { return refusal }
             state.issuerKeys[id] = key
             return nil

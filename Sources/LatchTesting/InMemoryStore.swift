@@ -15,7 +15,7 @@ public final class InMemoryStore: LatchStore {
         var sessions: [String: Session] = [:]
         /// When housekeeping may delete a session: its expiry, or a day after revocation.
         var sessionPurgeAt: [String: Int64] = [:]
-        var issuerKeys: [IssuerKeyID: IssuerKey] = [:]
+        var issuerKeys: [SignOnIssuerKeyID: SignOnIssuerKey] = [:]
         var testKeys: [String: TestRegistrationKey] = [:]
         var clients: [String: Client] = [:]
         var signingCertificates: [SigningCertificateID: SigningCertificate] = [:]
@@ -67,7 +67,7 @@ public final class InMemoryStore: LatchStore {
         let jti: String
     }
 
-    struct IssuerKeyID: Hashable, Comparable {
+    struct SignOnIssuerKeyID: Hashable, Comparable {
         let issuer: String
         let keyID: String
         static func < (lhs: Self, rhs: Self) -> Bool { (lhs.issuer, lhs.keyID) < (rhs.issuer, rhs.keyID) }
@@ -234,11 +234,11 @@ public final class InMemoryStore: LatchStore {
         }
     }
 
-    public func issuerKey(issuer: String, keyID: String) async throws -> IssuerKey? {
-        state.withLock { $0.issuerKeys[IssuerKeyID(issuer: issuer, keyID: keyID)] }
+    public func issuerKey(issuer: String, keyID: String) async throws -> SignOnIssuerKey? {
+        state.withLock { $0.issuerKeys[SignOnIssuerKeyID(issuer: issuer, keyID: keyID)] }
     }
 
-    public func issuerKeys() async throws -> [IssuerKey] {
+    public func issuerKeys() async throws -> [SignOnIssuerKey] {
         state.withLock { state in state.issuerKeys.sorted { $0.key < $1.key }.map(\.value) }
     }
 

@@ -39,10 +39,25 @@ public struct Peer: Sendable {
     /// Why a test that needs the peer is skipped.
     public var reason: Comment { Comment(rawValue: "\(name) not installed (\(install)); CI (LATCH_CI=1) runs this test and fails it instead") }
 
+    /// For a *part* of a running test that needs the peer (a check beside others): true where the peer is installed.
+    /// Where it is missing, the part is left out and the test gets a warning saying so (``partNotRun(_:because:)``).
+    public func runsPart(_ part: String, sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        if await available { return true }
+        partNotRun(part, because: "\(name) is not installed (\(install))", sourceLocation: sourceLocation)
+        return false
+    }
+
     /// Fails the running test when the peer is missing: reached only where CI requires every peer.
     public func require(sourceLocation: SourceLocation = #_sourceLocation) async throws {
         try #require(await available, Comment(rawValue: "CI must run this: \(install)"), sourceLocation: sourceLocation)
     }
+}
+
+/// Records that `part` of the running test was left out, and why: a warning, which the run's summary shows (the test
+/// "passed with 1 warning", never silently green); under `LATCH_CI=1` an error, as CI runs every part.
+public func partNotRun(_ part: String, because reason: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    Issue.record(
+        Comment(rawValue: "not run: \(part) — \(reason)"), severity: Peer.requiredByCI ? .error : .warning, sourceLocation: sourceLocation)
 }
 
 extension Trait where Self == ConditionTrait {
@@ -68,6 +83,14 @@ extension Peer {
 
     /// joserfc: DPoP proofs made by another JOSE library.
     public static let joserfc = Peer(name: "joserfc", install: "python3 -m pip install joserfc", probe: { await pythonImports("joserfc") })
+
+    /// jsonschema (draft 2020-12): checks recorded answers against their schemas in docs/openapi.json
+    /// (scripts/check_answers.py).
+    public static let jsonschema = Peer(
+        name: "jsonschema", install: "python3 -m pip install jsonschema", probe: { await pythonImports("jsonschema") })
+
+    /// Yubico's python-fido2: credentials made by another FIDO library, registered and used over HTTP.
+    public static let fido2 = Peer(name: "python-fido2", install: "python3 -m pip install fido2", probe: { await pythonImports("fido2") })
 
     /// openapi-spec-validator: checks docs/openapi.json against the OpenAPI 3.1 schema.
     public static let openAPISpecValidator = Peer(

@@ -8,10 +8,10 @@ extension StoreConformance {
     /// Keys and clients: issuer keys, test registration keys, clients, signing keys, client evidence.
     static let keyChecks: [Check] = [
         Check(name: "issuer keys, test registration keys and clients: add once, find, list, delete") { store, _ in
-            let issuer = IssuerKey(issuer: "acme", keyID: "k1", key: TestKeys.rsa.publicKey, audience: "aud", allowedClaims: ["c"], maxLifetime: 60, createdAt: 5)
+            let issuer = SignOnIssuerKey(issuer: "acme", keyID: "k1", key: TestKeys.rsa.publicKey, audience: "aud", allowedClaims: ["c"], maxLifetime: 60, createdAt: 5)
             #expect(try await store.addIssuerKey(issuer))
             #expect(try await store.addIssuerKey(issuer) == false)
-            #expect(try await store.addIssuerKey(IssuerKey(issuer: "acme", keyID: "k2", key: TestKeys.p256.publicKey, audience: "aud", allowedClaims: [], maxLifetime: 60, createdAt: 6)))
+            #expect(try await store.addIssuerKey(SignOnIssuerKey(issuer: "acme", keyID: "k2", key: TestKeys.p256.publicKey, audience: "aud", allowedClaims: [], maxLifetime: 60, createdAt: 6)))
             #expect(try await store.issuerKey(issuer: "acme", keyID: "k1")?.allowedClaims == ["c"])
             #expect(try await store.issuerKey(issuer: "acme", keyID: "k2")?.key.algorithm == .ES256)
             #expect(try await store.issuerKeys().map(\.keyID) == ["k1", "k2"])

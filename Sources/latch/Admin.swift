@@ -38,7 +38,7 @@ struct Admin: AsyncParsableCommand {
             func run() async throws {
                 let pem = try InputFile.text(
                     publicKeyFile, option: "--public-key-file", hint: "It is the issuer's public key, e.g. `openssl rsa -in issuer.pem -RSAPublicKey_out`.")
-                let body = AdminIssuerRequest(
+                let body = AdminSignOnIssuerRequest(
                     name: name, keyId: keyId, publicKey: pem, algorithm: algorithm,
                     audience: audience, allowedClaims: allowedClaim.isEmpty ? nil : allowedClaim, maxLifetime: maxLifetime)
                 AdminHTTP.printJSON(try await AdminHTTP(options: server).send("POST", "/admin/v1/issuers", body: body))

@@ -15,11 +15,7 @@ extension ReplicaTests {
     func dpopRaces() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let database = try await TestPostgres.freshDatabase()
-        let a = try replica(directory, "a", database: database)
-        let b = try replica(directory, "b", database: database)
-        try await a.waitUntilListening()
-        try await b.waitUntilListening()
+        let (a, b) = try await startTwoReplicas(directory)
         try await Self.setUp(a.base, users: ["dpop"])
         let key = try PrivateKey.generate(.ES256)
         let proof = try DPoP.proof(

@@ -15,12 +15,8 @@ extension ReplicaTests {
     func fidoRaces() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let database = try await TestPostgres.freshDatabase()
         let fido = ["LATCH_FIDO_PIN_COOL_DOWNS": "0"]
-        let a = try replica(directory, "a", database: database, extra: fido)
-        let b = try replica(directory, "b", database: database, extra: fido)
-        try await a.waitUntilListening()
-        try await b.waitUntilListening()
+        let (a, b) = try await startTwoReplicas(directory, extra: fido)
         try await Self.setUp(a.base, users: ["fido"])
         let (_, signedIn) = try await Self.signIn(b.base, "fido")
         let access = try #require(signedIn["access_token"]?.stringValue)

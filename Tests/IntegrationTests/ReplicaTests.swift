@@ -56,6 +56,16 @@ struct ReplicaTests {
         return server
     }
 
+    /// Replicas `a` and `b` of one deployment on a fresh database, both listening (the tests terminate them).
+    func startTwoReplicas(_ directory: TemporaryDirectory, extra: [String: String] = [:]) async throws -> (LatchServer, LatchServer) {
+        let database = try await TestPostgres.freshDatabase()
+        let a = try replica(directory, "a", database: database, extra: extra)
+        let b = try replica(directory, "b", database: database, extra: extra)
+        try await a.waitUntilListening()
+        try await b.waitUntilListening()
+        return (a, b)
+    }
+
     static func assertion(subject: String, jti: String = UUID().uuidString) throws -> String {
         try Assertions.federated(issuer: "acme", keyID: "k1", subject: subject, now: Int64(Date().timeIntervalSince1970), jti: jti).sign(with: TestKeys.rsa)
     }
@@ -72,7 +82,7 @@ struct ReplicaTests {
         var request = URLRequest(url: URL(string: base + "/admin/v1/issuers")!)
         request.httpMethod = "POST"
         request.setValue("Bearer \(adminToken)", forHTTPHeaderField: "Authorization")
-        request.httpBody = try JSONEncoder().encode(AdminIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation))
+        request.httpBody = try JSONEncoder().encode(AdminSignOnIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation))
         _ = try await URLSession.shared.data(for: request)
         for user in users {
             var registration = URLRequest(url: URL(string: base + "/v1/registrations")!)
@@ -93,11 +103,7 @@ struct ReplicaTests {
     func twoReplicas() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let database = try await TestPostgres.freshDatabase()
-        let a = try replica(directory, "a", database: database)
-        let b = try replica(directory, "b", database: database)
-        try await a.waitUntilListening()
-        try await b.waitUntilListening()
+        let (a, b) = try await startTwoReplicas(directory)
         try await Self.setUp(a.base, users: ["alice"] + (0..<10).map { "racer\($0)" })
 
         // Registered on A, signed in on B, refreshed on A.
@@ -148,11 +154,7 @@ struct ReplicaTests {
     func auditSealers() async throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
-        let database = try await TestPostgres.freshDatabase()
-        let a = try replica(directory, "a", database: database)
-        let b = try replica(directory, "b", database: database)
-        try await a.waitUntilListening()
-        try await b.waitUntilListening()
+        let (a, b) = try await startTwoReplicas(directory)
         try await Self.setUp(a.base, users: ["ann", "ben"])
         // Records on the audit page (newest first, sealed or not), waiting (at most 15 s) until every one is sealed.
         func sealedRecords(_ base: String, expecting count: Int) async throws -> [JSONValue] {

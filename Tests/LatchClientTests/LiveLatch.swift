@@ -45,7 +45,7 @@ struct LiveLatch: Sendable {
             configuration: configuration, store: store, keyEncryptionKey: [UInt8](repeating: 3, count: 32), clock: clock.clock,
             logger: TestLogger.make("sdk-test")).services
         _ = try await services.admin.addIssuer(
-            AdminIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation, allowedClaims: ["custom:tier"]))
+            AdminSignOnIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation, allowedClaims: ["custom:tier"]))
         let testKey = try await services.admin.createTestKey(AdminTestKeyRequest())
         let (started, ready) = AsyncStream.makeStream(of: Void.self)
         let app = Application(

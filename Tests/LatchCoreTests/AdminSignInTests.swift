@@ -17,11 +17,11 @@ struct AdminSignInTests {
     let store = InMemoryStore()
     let clock = TestClock()
     let random = RandomSource.seeded(7)
-    let authenticator: AdminAuthenticator
+    let authenticator: AdminTokenGate
     let signIn: AdminSignIn
 
     init() async throws {
-        authenticator = AdminAuthenticator(store: store, clock: clock.clock)
+        authenticator = AdminTokenGate(store: store, clock: clock.clock)
         _ = try await authenticator.bootstrap(configured: "an-environment-token-0123", random: random)
         signIn = AdminSignIn(
             store: store, authenticator: authenticator, settings: .defaults(issuer: Self.issuer),

@@ -71,14 +71,14 @@ struct Engines {
     let nonceCodec = SignInNonceCodec(key: KeySealer.derivedKey(from: [UInt8](repeating: 9, count: 32), purpose: "nonce test"))
     var nonces: SignInNonces { SignInNonces(codec: nonceCodec, settings: assertions, clock: clock.clock, random: random) }
 
-    var accessTokens: AccessTokenAuthenticator { AccessTokenAuthenticator(store: store, keys: keys, issuer: tokens.issuer, clock: clock.clock) }
+    var accessTokens: AccessTokenGate { AccessTokenGate(store: store, keys: keys, issuer: tokens.issuer, clock: clock.clock) }
 
     // MARK: Fixtures
 
     /// Trusts `TestKeys.rsa` as issuer `acme`, kid `k1`, keeping claim `tier`.
     func addIssuer() async throws {
         _ = try await store.addIssuerKey(
-            IssuerKey(issuer: "acme", keyID: "k1", key: TestKeys.rsa.publicKey, audience: "identity-service", allowedClaims: ["tier"], maxLifetime: 3600, createdAt: 0))
+            SignOnIssuerKey(issuer: "acme", keyID: "k1", key: TestKeys.rsa.publicKey, audience: "identity-service", allowedClaims: ["tier"], maxLifetime: 3600, createdAt: 0))
     }
 
     func federated(_ subject: String = "alice", jti: String = UUID().uuidString, tier: String = "gold") throws -> String {

@@ -9,4 +9,9 @@ struct InMemoryStoreTests {
         let store = InMemoryStore()
         try await check.run(store, store)
     }
+
+    @Test("Declares no connection pool (nothing to report to the pool metrics)")
+    func noPool() {
+        #expect(InMemoryStore().connectionPool == nil)
+    }
 }

@@ -86,7 +86,7 @@ struct RegistrationServiceTests {
         await expectCode(.challengeTypeDisabled) {
             _ = try await engines.registration(testKeys: false).register(RegistrationRequest(challengeType: .test, answer: "x"))
         }
-        for type in [ChallengeType.deviceCheck, .appAttest, .playIntegrity, ChallengeType(rawValue: "NOPE")] {
+        for type in [RegistrationMethod.deviceCheck, .appAttest, .playIntegrity, RegistrationMethod(rawValue: "NOPE")] {
             await expectCode(.unsupportedChallengeType) { _ = try await engines.registration().register(RegistrationRequest(challengeType: type, answer: "x")) }
         }
     }

@@ -16,6 +16,14 @@ struct PostgresStoreTests {
         try await PostgresTestDatabase.withFreshReplicas { store, replica in try await check.run(store, replica) }
     }
 
+    @Test("Declares its connection pool, whose size and use the metrics report")
+    func declaresPool() async throws {
+        try await PostgresTestDatabase.withFreshReplicas { store, _ in
+            let sample = try #require(store.connectionPool).poolSample()
+            #expect(sample.size >= 1 && sample.inUse == 0 && sample.waiting == 0, "\(sample)")
+        }
+    }
+
     @Test("A stored value this version cannot read is an unavailable store, never a default", arguments: [
         "UPDATE users SET kind = 'ALIEN'", "UPDATE users SET claims = 'not json'", "UPDATE device_keys SET public_key = '\\x00'",
     ])

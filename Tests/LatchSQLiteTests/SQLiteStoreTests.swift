@@ -28,6 +28,11 @@ struct SQLiteStoreTests {
         }
     }
 
+    @Test("Declares no connection pool: its readers and one writer are not a pool the metrics report")
+    func noPool() async throws {
+        try await withStore { store, _ in #expect(store.connectionPool == nil) }
+    }
+
     @Test("Upgrading a database of migrations 1–4 keeps users, keys and sessions, and their cascades (0005 rebuilds users)")
     func upgradeToPerSourceUsernames() async throws {
         let directory = TemporaryDirectory()
@@ -118,7 +123,7 @@ struct SQLiteStoreTests {
     func freshAdminAccounts() async throws {
         try await withStore { store, _ in
             #expect(try await store.adminAccounts().isEmpty)
-            let authenticator = AdminAuthenticator(store: store, clock: LatchClock { Date(timeIntervalSince1970: 42) })
+            let authenticator = AdminTokenGate(store: store, clock: LatchClock { Date(timeIntervalSince1970: 42) })
             _ = try await authenticator.bootstrap(configured: "a-configured-admin-token", random: .system)
             #expect(try await store.adminAccounts() == [AdminAccount.root(createdAt: 42)])
             #expect(try await authenticator.caller(of: "a-configured-admin-token") == AdminCaller(tokenID: "env", accountID: AdminAccount.rootID, role: .owner))

@@ -62,13 +62,13 @@ struct AdminRoleTests {
             }
         case .postgres:
             guard let admin = postgresURL else {
-                // As every PostgreSQL suite: not run without a cluster (this argument only: the test case is cancelled;
-                // Swift Testing 6.3.1's console still lists a cancelled case as passed), a failure where CI requires one.
-                if ProcessInfo.processInfo.environment["LATCH_REQUIRE_POSTGRES"] == "1" {
-                    Issue.record("LATCH_REQUIRE_POSTGRES=1 but LATCH_TEST_POSTGRES_URL is not set")
-                    return
-                }
-                try Test.cancel("LATCH_TEST_POSTGRES_URL is not set: the PostgreSQL case is skipped (scripts/with-postgres.sh starts a cluster)")
+                // As every PostgreSQL suite: not run without a cluster, a failure where CI requires one. This argument
+                // only, so a warning on the test case (a cancelled case is listed as passed by Swift Testing 6.3.1).
+                let required = ProcessInfo.processInfo.environment["LATCH_REQUIRE_POSTGRES"] == "1"
+                Issue.record(
+                    "not run: the PostgreSQL case — LATCH_TEST_POSTGRES_URL is not set (scripts/with-postgres.sh starts a cluster)",
+                    severity: required ? .error : .warning)
+                return
             }
             let name = "latch_roles_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
             try await adminQuery(admin, "CREATE DATABASE \(name)")

@@ -59,7 +59,7 @@ struct AttestationFlowTests {
         let signing = P256.Signing.PrivateKey()
     }
 
-    static func challenge(_ client: Client, _ type: ChallengeType) async throws -> String {
+    static func challenge(_ client: Client, _ type: RegistrationMethod) async throws -> String {
         let reply = try await client.postJSON("/v1/registrations/challenge", RegistrationChallengeRequest(challengeType: type))
         #expect(reply.status == .ok, "\(String(decoding: reply.body, as: UTF8.self))")
         return try reply.decode(RegistrationChallengeResponse.self).challenge

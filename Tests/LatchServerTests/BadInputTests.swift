@@ -338,16 +338,16 @@ let badAdminRequests: [BadInput] = [
         try await client.send(.get, "/admin/v1/users", headers: [.authorization: "Bearer \(try await client.signInFederated().accessToken)"])
     },
     BadInput(name: "issuer with a bad PEM", status: .badRequest, code: "invalid_public_key") {
-        try await $0.admin(.post, "/admin/v1/issuers", AdminIssuerRequest(name: "x", keyId: "k", publicKey: "junk"))
+        try await $0.admin(.post, "/admin/v1/issuers", AdminSignOnIssuerRequest(name: "x", keyId: "k", publicKey: "junk"))
     },
     BadInput(name: "issuer copying a registered claim", status: .badRequest, code: "invalid_input") {
-        try await $0.admin(.post, "/admin/v1/issuers", AdminIssuerRequest(name: "x", keyId: "k", publicKey: TestKeys.rsa.publicKey.pemRepresentation, allowedClaims: ["sub"]))
+        try await $0.admin(.post, "/admin/v1/issuers", AdminSignOnIssuerRequest(name: "x", keyId: "k", publicKey: TestKeys.rsa.publicKey.pemRepresentation, allowedClaims: ["sub"]))
     },
     BadInput(name: "issuer key twice", status: .conflict, code: "conflict") {
-        try await $0.admin(.post, "/admin/v1/issuers", AdminIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation))
+        try await $0.admin(.post, "/admin/v1/issuers", AdminSignOnIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation))
     },
     BadInput(name: "issuer with an absurd maxLifetime", status: .badRequest, code: "invalid_input") {
-        try await $0.admin(.post, "/admin/v1/issuers", AdminIssuerRequest(name: "y", keyId: "k", publicKey: TestKeys.rsa.publicKey.pemRepresentation, maxLifetime: 0))
+        try await $0.admin(.post, "/admin/v1/issuers", AdminSignOnIssuerRequest(name: "y", keyId: "k", publicKey: TestKeys.rsa.publicKey.pemRepresentation, maxLifetime: 0))
     },
     BadInput(name: "user page limit out of range", status: .badRequest, code: "invalid_input") { try await $0.admin(.get, "/admin/v1/users?limit=0") },
     BadInput(name: "unknown user", status: .notFound, code: "not_found") { try await $0.admin(.get, "/admin/v1/users/ghost") },

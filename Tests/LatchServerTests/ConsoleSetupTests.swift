@@ -59,7 +59,7 @@ extension ConsoleTests {
                     issuers, form: "add-issuer",
                     ["name": "console-co", "keyId": "c1", "publicKey": issuerKey.publicKey.pemRepresentation, "allowedClaims": "custom:tier, custom:region"]))
             #expect(added.status == .seeOther && added.headers[.location] == "/console/issuers?done=added-issuer", "\(added.text.prefix(400))")
-            let stored = try await client.admin(.get, "/admin/v1/issuers").decode(AdminIssuerList.self).issuers.first { $0.name == "console-co" }
+            let stored = try await client.admin(.get, "/admin/v1/issuers").decode(AdminSignOnIssuerList.self).issuers.first { $0.name == "console-co" }
             #expect(stored?.algorithm == "ES256" && stored?.allowedClaims == ["custom:tier", "custom:region"])
             let assertion = try client.federatedAssertion(subject: "carol", issuer: "console-co", keyID: "c1", key: issuerKey, extra: ["custom:tier": "gold"])
             #expect(try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: .fsso, answer: assertion)).status == .created)

@@ -122,7 +122,7 @@ struct Client: Sendable {
     {
         let reply = try await admin(
             .post, "/admin/v1/issuers",
-            AdminIssuerRequest(name: name, keyId: keyID, publicKey: key.publicKey.pemRepresentation, allowedClaims: allowedClaims))
+            AdminSignOnIssuerRequest(name: name, keyId: keyID, publicKey: key.publicKey.pemRepresentation, allowedClaims: allowedClaims))
         #expect(reply.status == .created, "\(String(decoding: reply.body, as: UTF8.self))")
     }
 
@@ -204,8 +204,10 @@ final class AnswerRecorder: Sendable {
     var count: Int { answers.withLock { $0.count } }
 
     /// Checks every recorded answer against its path's schema in docs/openapi.json with scripts/check_answers.py
-    /// (jsonschema, draft 2020-12; skipped where jsonschema is not installed, except in CI).
+    /// (jsonschema, draft 2020-12). Where jsonschema is missing the check is left out with a warning on the test
+    /// (CI: an error).
     func checkAgainstOpenAPI() async throws {
+        guard await Peer.jsonschema.runsPart("the answers' check against docs/openapi.json") else { return }
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         try Data(json).write(to: URL(fileURLWithPath: directory.path + "/answers.json"))
@@ -214,7 +216,6 @@ final class AnswerRecorder: Sendable {
             "/usr/bin/env",
             ["python3", root.appendingPathComponent("scripts/check_answers.py").path, root.appendingPathComponent("docs/openapi.json").path, directory.path + "/answers.json"])
         #expect(status == 0, "\(output)")
-        #expect(output.contains("checked") || output.contains("skip"), "\(output)")
-        if ProcessInfo.processInfo.environment["LATCH_CI"] == "1" { #expect(!output.contains("skip"), "CI must run this check: \(output)") }
+        #expect(output.contains("checked") && !output.contains("skip"), "\(output)")
     }
 }

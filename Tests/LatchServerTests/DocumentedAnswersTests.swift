@@ -22,8 +22,8 @@ struct DocumentedAnswersTests {
             }
             // Admin: create, list, refuse.
             try await client.addIssuer()
-            #expect(try await client.admin(.post, "/admin/v1/issuers", AdminIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation)).status == .conflict)
-            #expect(try await client.admin(.post, "/admin/v1/issuers", AdminIssuerRequest(name: "", keyId: "k", publicKey: "x")).status == .badRequest)
+            #expect(try await client.admin(.post, "/admin/v1/issuers", AdminSignOnIssuerRequest(name: "acme", keyId: "k1", publicKey: TestKeys.rsa.publicKey.pemRepresentation)).status == .conflict)
+            #expect(try await client.admin(.post, "/admin/v1/issuers", AdminSignOnIssuerRequest(name: "", keyId: "k", publicKey: "x")).status == .badRequest)
             _ = try await client.admin(.get, "/admin/v1/issuers")
             let testKey = try await client.admin(.post, "/admin/v1/test-keys", AdminTestKeyRequest(keyId: "tour-key", algorithm: "ES256"))
             #expect(testKey.status == .created)

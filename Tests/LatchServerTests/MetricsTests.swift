@@ -31,7 +31,7 @@ struct MetricsTests {
             // The first token again, after its successor was used: reuse, the family is revoked.
             #expect(try await client.refresh(tokens.refreshToken).code == "invalid_grant")
             #expect(try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: .fsso, answer: "not-a-jwt")).status == .badRequest)
-            #expect(try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: ChallengeType(rawValue: "MADE_UP"), answer: "x")).status == .badRequest)
+            #expect(try await client.postJSON("/v1/registrations", RegistrationRequest(challengeType: RegistrationMethod(rawValue: "MADE_UP"), answer: "x")).status == .badRequest)
             #expect(try await client.postForm("/oauth2/token", [("grant_type", "made-up")]).code == "unsupported_grant_type")
             // A device-key sign-in, one by another key (refused by the device-key method) and one that no method takes.
             let deviceKey = try PrivateKey.generate(.ES256)

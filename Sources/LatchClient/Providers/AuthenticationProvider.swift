@@ -5,13 +5,13 @@ import LatchModel
 /// What a provider hands the client for a registration or sign-in.
 public struct AuthenticationInfo: Sendable, Hashable {
     /// `FSSO` (a custom federated JWT) or `TEST` (a test registration JWT).
-    public var type: ChallengeType
+    public var type: RegistrationMethod
     /// The signed JWT.
     public var jwt: String
     /// The username it asserts (`sub`).
     public var username: String
 
-    public init(type: ChallengeType, jwt: String, username: String) {
+    public init(type: RegistrationMethod, jwt: String, username: String) {
         self.type = type
         self.jwt = jwt
         self.username = username

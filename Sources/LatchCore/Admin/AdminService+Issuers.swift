@@ -3,7 +3,7 @@ import LatchModel
 import Logging
 
 extension AdminService {
-    public func addIssuer(_ request: AdminIssuerRequest) async throws -> AdminIssuer {
+    public func addIssuer(_ request: AdminSignOnIssuerRequest) async throws -> AdminSignOnIssuer {
         guard Self.isName(request.name, max: 255) else { throw LatchError.invalidInput("name must be 1–255 printable characters") }
         guard Self.isName(request.keyId, max: 255) else { throw LatchError.invalidInput("keyId must be 1–255 printable characters") }
         let key: PublicKey
@@ -32,7 +32,7 @@ extension AdminService {
         }
         let audience = request.audience ?? assertions.audience
         guard Self.isName(audience, max: 255) else { throw LatchError.invalidInput("audience must be 1–255 printable characters") }
-        let issuerKey = IssuerKey(
+        let issuerKey = SignOnIssuerKey(
             issuer: request.name, keyID: request.keyId, key: key, audience: audience, allowedClaims: allowed,
             maxLifetime: Int64(maxLifetime), createdAt: clock.seconds())
         let event = change(
@@ -45,8 +45,8 @@ extension AdminService {
         return Self.view(issuerKey)
     }
 
-    public func issuers() async throws -> AdminIssuerList {
-        AdminIssuerList(issuers: try await store.issuerKeys().map(Self.view))
+    public func issuers() async throws -> AdminSignOnIssuerList {
+        AdminSignOnIssuerList(issuers: try await store.issuerKeys().map(Self.view))
     }
 
     public func deleteIssuer(_ name: String, keyID: String?) async throws {
@@ -57,8 +57,8 @@ extension AdminService {
         logger.info("issuer removed", metadata: ["issuer": "\(name)"])
     }
 
-    static func view(_ key: IssuerKey) -> AdminIssuer {
-        AdminIssuer(
+    static func view(_ key: SignOnIssuerKey) -> AdminSignOnIssuer {
+        AdminSignOnIssuer(
             name: key.issuer, keyId: key.keyID, algorithm: key.key.algorithm.rawValue, audience: key.audience,
             allowedClaims: key.allowedClaims, maxLifetime: Int(key.maxLifetime), publicKey: key.key.pemRepresentation,
             createdAt: key.createdAt)

@@ -4,10 +4,10 @@ import Logging
 /// The admin API's engine: issuers, test registration keys, users, clients, admin tokens, signing keys — one
 /// extension per area.
 public struct AdminService: Sendable {
-    let store: any (UnitOfWork & UserStore & SessionStore & IssuerStore & TestRegistrationKeyStore & ClientStore & SigningKeyStore & AdminTokenStore & RegistrationStore & FederationStore)
+    let store: any (UnitOfWork & UserStore & SessionStore & SignOnIssuerStore & TestRegistrationKeyStore & ClientStore & SigningKeyStore & AdminTokenStore & RegistrationStore & FederationStore)
     let keys: SigningKeyRing
     let clients: ClientRegistry
-    let authenticator: AdminAuthenticator
+    let authenticator: AdminTokenGate
     let assertions: AssertionSettings
     let clock: LatchClock
     let random: RandomSource
@@ -18,7 +18,7 @@ public struct AdminService: Sendable {
     let evidenceApps: EvidenceApps?
 
     public init(
-        store: any (UnitOfWork & UserStore & SessionStore & IssuerStore & TestRegistrationKeyStore & ClientStore & SigningKeyStore & AdminTokenStore & RegistrationStore & FederationStore), keys: SigningKeyRing, clients: ClientRegistry, authenticator: AdminAuthenticator,
+        store: any (UnitOfWork & UserStore & SessionStore & SignOnIssuerStore & TestRegistrationKeyStore & ClientStore & SigningKeyStore & AdminTokenStore & RegistrationStore & FederationStore), keys: SigningKeyRing, clients: ClientRegistry, authenticator: AdminTokenGate,
         assertions: AssertionSettings, clock: LatchClock, random: RandomSource, sealer: KeySealer? = nil, evidenceApps: EvidenceApps? = nil,
         logger: Logger = Logger(label: "latch.admin")
     ) {

@@ -66,7 +66,7 @@ public struct ConsoleSession: Sendable {
 ///   session on every replica.
 public struct AdminSignIn: Sendable {
     let store: any (UnitOfWork & AdminTokenStore & SingleUseStore)
-    let authenticator: AdminAuthenticator
+    let authenticator: AdminTokenGate
     let settings: AdminSignInSettings
     let ceremonies: FidoCeremonies
     let sealer: FederationSealer
@@ -76,7 +76,7 @@ public struct AdminSignIn: Sendable {
 
     /// `key`: a key derived from the key-encryption key for the console alone.
     public init(
-        store: any (UnitOfWork & AdminTokenStore & SingleUseStore), authenticator: AdminAuthenticator, settings: AdminSignInSettings, key: SymmetricKey, clock: LatchClock,
+        store: any (UnitOfWork & AdminTokenStore & SingleUseStore), authenticator: AdminTokenGate, settings: AdminSignInSettings, key: SymmetricKey, clock: LatchClock,
         random: RandomSource, logger: Logger = Logger(label: "latch.console")
     ) {
         self.store = store

@@ -7,7 +7,7 @@ import LatchModel
 /// The key is found by (`iss`, `kid`) among that issuer's keys only, and the claims are checked per
 /// RFC 7523 §3 with the issuer's audience and lifetime cap.
 public struct FederatedAssertion: AssertionProfile {
-    let store: any IssuerStore
+    let store: any SignOnIssuerStore
     public let code: ErrorCode
     public let noun: String
     let skew: Int64
@@ -16,7 +16,7 @@ public struct FederatedAssertion: AssertionProfile {
     /// matches (the issuer's own key collection only).
     let loginIssuers: LoginIssuerRegistry?
 
-    public init(store: any IssuerStore, code: ErrorCode, noun: String, skew: Int64, now: Int64, loginIssuers: LoginIssuerRegistry? = nil) {
+    public init(store: any SignOnIssuerStore, code: ErrorCode, noun: String, skew: Int64, now: Int64, loginIssuers: LoginIssuerRegistry? = nil) {
         self.loginIssuers = loginIssuers
         self.store = store
         self.code = code
@@ -25,7 +25,7 @@ public struct FederatedAssertion: AssertionProfile {
         self.now = now
     }
 
-    public func resolveKey(for token: ParsedJWS) async throws -> IssuerKey {
+    public func resolveKey(for token: ParsedJWS) async throws -> SignOnIssuerKey {
         guard let issuer = token.lookupClaim("iss"), let keyID = token.keyID else {
             throw LatchError(code, "no registered issuer key matches the \(noun)'s iss and kid")
         }
@@ -33,16 +33,16 @@ public struct FederatedAssertion: AssertionProfile {
         if let loginIssuers, let login = try await loginIssuers.issuer(issuer), login.issuer.customFederation,
             let key = await loginIssuers.key(keyID, of: login)
         {
-            return IssuerKey(
+            return SignOnIssuerKey(
                 issuer: issuer, keyID: keyID, key: key, audience: login.issuer.audience, allowedClaims: [],
                 maxLifetime: login.issuer.maxTokenLifetime, createdAt: login.issuer.createdAt)
         }
         throw LatchError(code, "no registered issuer key matches the \(noun)'s iss and kid")
     }
 
-    public func publicKey(of key: IssuerKey) -> PublicKey { key.key }
+    public func publicKey(of key: SignOnIssuerKey) -> PublicKey { key.key }
 
-    public func checkClaims(_ claims: [String: JSONValue], key: IssuerKey) throws(LatchError) -> AssertionClaims {
+    public func checkClaims(_ claims: [String: JSONValue], key: SignOnIssuerKey) throws(LatchError) -> AssertionClaims {
         try AssertionClaims.check(claims, audience: key.audience, now: now, skew: skew, maxLifetime: key.maxLifetime, code: code)
     }
 

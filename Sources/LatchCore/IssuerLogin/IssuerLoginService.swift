@@ -8,7 +8,7 @@ import Logging
 public struct IssuerLoginService: Sendable {
     let store: any (UnitOfWork & IssuerLoginStore & SessionStore)
     public let registry: LoginIssuerRegistry
-    let accessTokens: AccessTokenAuthenticator
+    let accessTokens: AccessTokenGate
     let refreshTokens: RefreshTokenCodec
     public let settings: IssuerLoginSettings
     let clock: LatchClock
@@ -16,7 +16,7 @@ public struct IssuerLoginService: Sendable {
     let logger: Logger
 
     public init(
-        store: any (UnitOfWork & IssuerLoginStore & SessionStore), registry: LoginIssuerRegistry, accessTokens: AccessTokenAuthenticator, refreshTokens: RefreshTokenCodec,
+        store: any (UnitOfWork & IssuerLoginStore & SessionStore), registry: LoginIssuerRegistry, accessTokens: AccessTokenGate, refreshTokens: RefreshTokenCodec,
         settings: IssuerLoginSettings, clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.issuer-login")
     ) {
         self.store = store

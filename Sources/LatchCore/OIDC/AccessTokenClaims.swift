@@ -1,7 +1,7 @@
 import LatchModel
 
 /// The claims of Latch's access tokens (RFC 9068 §2.2): written by ``TokenMinter``, read back by
-/// ``AccessTokenAuthenticator/authenticate(accessToken:)`` — one type, so the two cannot drift apart.
+/// ``AccessTokenGate/authenticate(accessToken:)`` — one type, so the two cannot drift apart.
 public struct AccessTokenClaims: Sendable, Hashable {
     public var issuer: String
     public var subject: String

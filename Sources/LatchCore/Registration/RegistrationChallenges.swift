@@ -15,7 +15,7 @@ public struct RegistrationChallenges: Sendable {
     /// The namespace in which a used challenge is remembered (until it expires).
     static let consumedIssuer = "latch:registration-challenge"
     /// The proof types that take a challenge.
-    public static let types: Set<ChallengeType> = [.appAttest, .androidKey, .playIntegrity]
+    public static let types: Set<RegistrationMethod> = [.appAttest, .androidKey, .playIntegrity]
 
     private let format: MACToken
     let lifetime: Int64
@@ -30,7 +30,7 @@ public struct RegistrationChallenges: Sendable {
     }
 
     /// A new challenge for `request.challengeType`, which must be a type that takes one and is `accepted` here.
-    public func issue(_ request: RegistrationChallengeRequest, accepted: Set<ChallengeType>) throws -> RegistrationChallengeResponse {
+    public func issue(_ request: RegistrationChallengeRequest, accepted: Set<RegistrationMethod>) throws -> RegistrationChallengeResponse {
         guard Self.types.contains(request.challengeType) else {
             throw LatchError(.unsupportedChallengeType, "\(request.challengeType.rawValue.prefix(32)) registrations take no challenge")
         }
@@ -45,7 +45,7 @@ public struct RegistrationChallenges: Sendable {
 
     /// The single-use value of `challenge` when Latch issued it for `type` and it is still valid at `now`; else
     /// `invalid_challenge`.
-    public func check(_ challenge: String?, for type: ChallengeType, now: Int64) throws(LatchError) -> SingleUse {
+    public func check(_ challenge: String?, for type: RegistrationMethod, now: Int64) throws(LatchError) -> SingleUse {
         guard let challenge, !challenge.isEmpty else { throw LatchError(.invalidInput, "challenge is required for \(type.rawValue) registrations") }
         guard challenge.utf8.count <= 128, challenge.hasPrefix(Self.prefix) else {
             throw LatchError(.invalidChallenge, "the challenge is not one Latch issued")

@@ -44,7 +44,7 @@ public struct VerifiedRegistration: Sendable {
 /// registered with ``RegistrationService``.
 public protocol RegistrationProof: Sendable {
     /// The `challengeType` this proof answers.
-    var proofType: ChallengeType { get }
+    var proofType: RegistrationMethod { get }
     /// Checks the shape of the request fields this proof type reads or forbids (`invalid_input`), before any
     /// lookup.
     func checkShape(_ request: RegistrationRequest) throws(LatchError)
@@ -60,7 +60,7 @@ extension RegistrationProof {
 
 extension RegistrationRequest {
     /// The device key the request carries, checked: a 1–128 printable `keyId` and a key of a supported algorithm.
-    func checkedDeviceKey(required proofType: ChallengeType) throws(LatchError) -> (keyID: String, key: PublicKey) {
+    func checkedDeviceKey(required proofType: RegistrationMethod) throws(LatchError) -> (keyID: String, key: PublicKey) {
         guard let publicKey else { throw LatchError.invalidInput("publicKey is required for \(proofType) registrations") }
         return try publicKey.checked()
     }

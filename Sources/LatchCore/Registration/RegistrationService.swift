@@ -14,9 +14,9 @@ public struct RegistrationService: Sendable {
     public typealias Store = UnitOfWork & UserStore & RegistrationStore & AuthenticatorStore
 
     let store: any Store
-    let proofs: [ChallengeType: any RegistrationProof]
+    let proofs: [RegistrationMethod: any RegistrationProof]
     let challenges: RegistrationChallenges?
-    let disabled: Set<ChallengeType>
+    let disabled: Set<RegistrationMethod>
     let assertions: AssertionSettings
     let clock: LatchClock
     let random: RandomSource
@@ -25,7 +25,7 @@ public struct RegistrationService: Sendable {
     /// `proofs` are the proof types this deployment accepts; `disabled` the ones it knows but has switched off
     /// (`challenge_type_disabled`, where an unknown type is `unsupported_challenge_type`).
     public init(
-        store: any Store, proofs: [any RegistrationProof], disabled: Set<ChallengeType>, assertions: AssertionSettings,
+        store: any Store, proofs: [any RegistrationProof], disabled: Set<RegistrationMethod>, assertions: AssertionSettings,
         challenges: RegistrationChallenges? = nil, clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.registration")
     ) {
         self.store = store

@@ -5,14 +5,14 @@ import LatchModel
 /// (``FederatedAssertion``). The claims the issuer allows are kept on the user, updated when they change.
 public struct FederatedSignIn: AssertionSignIn {
     public var method: String { "federated" }
-    let store: any UserStore & IssuerStore
+    let store: any UserStore & SignOnIssuerStore
     let verifier: AssertionVerifier
     let settings: AssertionSettings
     /// Login issuers marked for custom federation sign sign-in JWTs too.
     var loginIssuers: LoginIssuerRegistry?
 
     public init(
-        store: any UserStore & IssuerStore, verifier: AssertionVerifier, settings: AssertionSettings, loginIssuers: LoginIssuerRegistry? = nil
+        store: any UserStore & SignOnIssuerStore, verifier: AssertionVerifier, settings: AssertionSettings, loginIssuers: LoginIssuerRegistry? = nil
     ) {
         self.loginIssuers = loginIssuers
         self.store = store

@@ -1,7 +1,7 @@
 import LatchJOSE
 
 /// A key of an external (custom federated) issuer, looked up by (issuer, kid).
-public struct IssuerKey: Sendable {
+public struct SignOnIssuerKey: Sendable {
     /// The `iss` the issuer's tokens carry.
     public var issuer: String
     public var keyID: String
@@ -30,23 +30,23 @@ public struct IssuerKey: Sendable {
 }
 
 /// Reading external issuers' keys.
-public protocol IssuerStore: Sendable {
-    func issuerKey(issuer: String, keyID: String) async throws -> IssuerKey?
+public protocol SignOnIssuerStore: Sendable {
+    func issuerKey(issuer: String, keyID: String) async throws -> SignOnIssuerKey?
     /// Every issuer key, ordered by issuer and key id.
-    func issuerKeys() async throws -> [IssuerKey]
+    func issuerKeys() async throws -> [SignOnIssuerKey]
 }
 
 /// Writing issuer keys inside a unit of work.
-public protocol IssuerWrites {
+public protocol SignOnIssuerWrites {
     /// Inserts a key; refuses when the issuer has one with this key id.
-    func insertIssuerKey(_ key: IssuerKey, ifTaken refusal: any Error & Sendable)
+    func insertIssuerKey(_ key: SignOnIssuerKey, ifTaken refusal: any Error & Sendable)
     /// Deletes an issuer's keys (one, or all when `keyID` is nil); reports how many.
     func deleteIssuerKeys(issuer: String, keyID: String?) -> WriteResult<Int>
 }
 
 extension UnitOfWork {
     /// Adds a key; `false` when (issuer, kid) exists already.
-    public func addIssuerKey(_ key: IssuerKey, recording event: SecurityEvent? = nil) async throws -> Bool {
+    public func addIssuerKey(_ key: SignOnIssuerKey, recording event: SecurityEvent? = nil) async throws -> Bool {
         try await succeeds { transaction, refusal in
             transaction.insertIssuerKey(key, ifTaken: refusal)
             if let event { transaction.record(event) }

@@ -3,7 +3,7 @@ import LatchModel
 /// Every write primitive a store offers inside one transaction: the composition of the per-domain write
 /// protocols. A store's transaction type must conform to all of them, so a backend that lacks one does not compile.
 public typealias StoreTransaction = SingleUseWrites & UserWrites & RegistrationWrites & SessionWrites
-    & IssuerWrites & TestRegistrationKeyWrites & ClientWrites & SigningKeyWrites & AdminTokenWrites & HousekeepingWrites
+    & SignOnIssuerWrites & TestRegistrationKeyWrites & ClientWrites & SigningKeyWrites & AdminTokenWrites & HousekeepingWrites
     & EventWrites & AuthenticatorWrites & OutOfBandWrites & IssuerLoginWrites & CustomRegistrationWrites & FederationWrites
 
 /// Groups writes into one transaction: they commit together, or none of them does.
@@ -62,6 +62,6 @@ extension UnitOfWork {
 }
 
 /// Everything a full Latch deployment needs from a backend.
-public typealias LatchStore = UnitOfWork & UserStore & RegistrationStore & SessionStore & IssuerStore
+public typealias LatchStore = UnitOfWork & UserStore & RegistrationStore & SessionStore & SignOnIssuerStore
     & TestRegistrationKeyStore & ClientStore & SigningKeyStore & AdminTokenStore & AuditChainedStore & AuthenticatorStore & OutOfBandStore
     & IssuerLoginStore & CustomRegistrationStore & FederationStore & SingleUseStore & ObservableStore

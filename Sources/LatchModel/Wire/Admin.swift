@@ -1,5 +1,5 @@
 /// `POST /admin/v1/issuers`: trust a custom federated issuer's key.
-public struct AdminIssuerRequest: Codable, Sendable, Hashable {
+public struct AdminSignOnIssuerRequest: Codable, Sendable, Hashable {
     /// The `iss` its tokens carry.
     public var name: String
     /// The `kid` its tokens carry.
@@ -30,7 +30,7 @@ public struct AdminIssuerRequest: Codable, Sendable, Hashable {
 }
 
 /// A trusted issuer key.
-public struct AdminIssuer: Codable, Sendable, Hashable {
+public struct AdminSignOnIssuer: Codable, Sendable, Hashable {
     public var name: String
     public var keyId: String
     public var algorithm: String
@@ -58,9 +58,9 @@ public struct AdminIssuer: Codable, Sendable, Hashable {
 }
 
 /// `GET /admin/v1/issuers`.
-public struct AdminIssuerList: Codable, Sendable, Hashable {
-    public var issuers: [AdminIssuer]
-    public init(issuers: [AdminIssuer]) { self.issuers = issuers }
+public struct AdminSignOnIssuerList: Codable, Sendable, Hashable {
+    public var issuers: [AdminSignOnIssuer]
+    public init(issuers: [AdminSignOnIssuer]) { self.issuers = issuers }
 }
 
 /// `POST /admin/v1/test-keys`.

@@ -1,25 +1,30 @@
-/// How a registration proves itself: the `challengeType` of the Sudo Platform registration request.
-public struct ChallengeType: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+/// How a registration proves itself: the `challengeType` of the Sudo Platform registration request (an attestation,
+/// a signed JWT, a WebAuthn ceremony — not always a challenge, hence the name).
+public struct RegistrationMethod: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public var description: String { rawValue }
 
     /// Custom federated sign-on: the answer is a JWT signed by a registered issuer.
-    public static let fsso = ChallengeType(rawValue: "FSSO")
+    public static let fsso = RegistrationMethod(rawValue: "FSSO")
     /// A JWT signed by an admin-issued test registration key.
-    public static let test = ChallengeType(rawValue: "TEST")
+    public static let test = RegistrationMethod(rawValue: "TEST")
     /// Apple DeviceCheck.
-    public static let deviceCheck = ChallengeType(rawValue: "DEVICE_CHECK")
+    public static let deviceCheck = RegistrationMethod(rawValue: "DEVICE_CHECK")
     /// Apple App Attest: the answer is the base64 attestation object of the device key `keyId`.
-    public static let appAttest = ChallengeType(rawValue: "APP_ATTEST")
+    public static let appAttest = RegistrationMethod(rawValue: "APP_ATTEST")
     /// Google Play Integrity: the answer is the integrity token binding the challenge and the device key.
-    public static let playIntegrity = ChallengeType(rawValue: "PLAY_INTEGRITY")
+    public static let playIntegrity = RegistrationMethod(rawValue: "PLAY_INTEGRITY")
     /// Android Keystore key attestation: the answer is a JSON array of base64 DER certificates, leaf first.
-    public static let androidKey = ChallengeType(rawValue: "ANDROID_KEY")
+    public static let androidKey = RegistrationMethod(rawValue: "ANDROID_KEY")
     /// Passwordless sign-up: the answer is `{ceremonyId, credential, name?}` (JSON) completing a WebAuthn
     /// registration ceremony from `POST /v1/fido/sign-up/options`.
-    public static let webauthn = ChallengeType(rawValue: "WEBAUTHN")
+    public static let webauthn = RegistrationMethod(rawValue: "WEBAUTHN")
 }
+
+/// ``RegistrationMethod``'s name in 0.1.0 (after the wire's `challengeType`).
+@available(*, deprecated, renamed: "RegistrationMethod")
+public typealias ChallengeType = RegistrationMethod
 
 /// A device sign-in public key as sent with a registration.
 public struct RegistrationPublicKey: Codable, Sendable, Hashable {
@@ -40,7 +45,7 @@ public struct RegistrationPublicKey: Codable, Sendable, Hashable {
 /// `POST /v1/registrations`.
 public struct RegistrationRequest: Codable, Sendable, Hashable {
     /// How the registration proves itself.
-    public var challengeType: ChallengeType
+    public var challengeType: RegistrationMethod
     /// The proof: a JWT for `FSSO` and `TEST`, an attestation for the device types.
     public var answer: String
     /// An idempotency key chosen by the client (a UUID): a retry with the same id and proof returns the same user.
@@ -61,7 +66,7 @@ public struct RegistrationRequest: Codable, Sendable, Hashable {
     public var vendorId: String?
 
     public init(
-        challengeType: ChallengeType, answer: String, registrationId: String? = nil,
+        challengeType: RegistrationMethod, answer: String, registrationId: String? = nil,
         publicKey: RegistrationPublicKey? = nil, deviceId: String? = nil, buildType: String? = nil,
         packageName: String? = nil, challenge: String? = nil, keyId: String? = nil, vendorId: String? = nil
     ) {
@@ -81,8 +86,8 @@ public struct RegistrationRequest: Codable, Sendable, Hashable {
 /// `POST /v1/registrations/challenge`.
 public struct RegistrationChallengeRequest: Codable, Sendable, Hashable {
     /// The proof type the challenge is for.
-    public var challengeType: ChallengeType
-    public init(challengeType: ChallengeType) { self.challengeType = challengeType }
+    public var challengeType: RegistrationMethod
+    public init(challengeType: RegistrationMethod) { self.challengeType = challengeType }
 }
 
 /// A single-use server nonce the registration's evidence must bind.

@@ -13,7 +13,7 @@ extension ConsoleController {
         console.post("issuers") { request, context in
             await handle(request, context, route: "POST /admin/v1/issuers", page: pages(request).issuers) { _, form in
                 _ = try await admin.addIssuer(
-                    AdminIssuerRequest(
+                    AdminSignOnIssuerRequest(
                         name: form["name"] ?? "", keyId: form["keyId"] ?? "", publicKey: form["publicKey"] ?? "",
                         algorithm: Self.optional(form["algorithm"]), audience: Self.optional(form["audience"]),
                         allowedClaims: Self.list(form["allowedClaims"]), maxLifetime: try number(form, "maxLifetime", request)))

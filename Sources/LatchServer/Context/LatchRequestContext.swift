@@ -5,9 +5,9 @@ import LatchModel
 /// The request context of every route: who is calling, once an authenticator has found out.
 public struct LatchRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// Set by `BearerAuthenticator` on signed-in routes.
+    /// Set by `AccessTokenMiddleware` on signed-in routes.
     var caller: SignedInCaller?
-    /// Set by `AdminAuthenticatorMiddleware` on admin routes: the admin token presented, its account and role.
+    /// Set by `AdminTokenMiddleware` on admin routes: the admin token presented, its account and role.
     var admin: AdminCaller?
     /// The peer's address (the key of rate limits); with `rateLimit.trustForwardedFor`, the middleware replaces it
     /// with the first `X-Forwarded-For` address.

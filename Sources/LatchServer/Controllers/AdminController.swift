@@ -10,7 +10,7 @@ struct AdminController {
     func add(to group: RouterGroup<AdminContext>) {
         // Issuers.
         group.post("issuers") { request, _ -> Response in
-            try JSONResponse.make(try await admin.addIssuer(try await request.decodeJSON(AdminIssuerRequest.self)), status: .created)
+            try JSONResponse.make(try await admin.addIssuer(try await request.decodeJSON(AdminSignOnIssuerRequest.self)), status: .created)
         }
         group.get("issuers") { _, _ -> Response in try JSONResponse.make(try await admin.issuers()) }
         group.delete("issuers/:name") { request, context -> Response in

@@ -62,7 +62,7 @@ final class BenchAttestation: @unchecked Sendable {
     }
 
     /// One registration of `type` for `key`: challenge, evidence, registration. Returns the registration's answer.
-    func register(_ type: ChallengeType, key: P256.Signing.PrivateKey, on connection: BenchConnection) throws -> (Int, [UInt8]) {
+    func register(_ type: RegistrationMethod, key: P256.Signing.PrivateKey, on connection: BenchConnection) throws -> (Int, [UInt8]) {
         let (challengeStatus, challengeBody) = try connection.send(
             "POST", "/v1/registrations/challenge", headers: [("Content-Type", "application/json")],
             body: Array(#"{"challengeType":"\#(type.rawValue)"}"#.utf8))
@@ -117,7 +117,7 @@ final class BenchAttestation: @unchecked Sendable {
                 return (2, result.1, result.2)
             }
         default:
-            let type: ChallengeType = name == "app-attest-register" ? .appAttest : name == "android-key-register" ? .androidKey : .playIntegrity
+            let type: RegistrationMethod = name == "app-attest-register" ? .appAttest : name == "android-key-register" ? .androidKey : .playIntegrity
             return LoadRunner.run(name: name, port: port, connections: connections, duration: duration, server: server) { connection, _, _ in
                 let (status, body) = try self.register(type, key: P256.Signing.PrivateKey(), on: connection)
                 return (2, status == 201, status == 201 ? nil : "\(status) \(String(decoding: body.prefix(200), as: UTF8.self))")

@@ -43,8 +43,8 @@ final class BenchFixture: @unchecked Sendable {
             }
             return body
         }
-        _ = try post("/admin/v1/issuers", AdminIssuerRequest(name: "bench-es", keyId: "es", publicKey: fixture.esIssuerKey.publicKey.pemRepresentation))
-        _ = try post("/admin/v1/issuers", AdminIssuerRequest(name: "bench-rs", keyId: "rs", publicKey: fixture.rsIssuerKey.publicKey.pemRepresentation))
+        _ = try post("/admin/v1/issuers", AdminSignOnIssuerRequest(name: "bench-es", keyId: "es", publicKey: fixture.esIssuerKey.publicKey.pemRepresentation))
+        _ = try post("/admin/v1/issuers", AdminSignOnIssuerRequest(name: "bench-rs", keyId: "rs", publicKey: fixture.rsIssuerKey.publicKey.pemRepresentation))
         let now = Int64(Date().timeIntervalSince1970)
         // One federated user per connection and issuer.
         for worker in 0..<connections {

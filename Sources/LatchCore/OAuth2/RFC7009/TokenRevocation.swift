@@ -6,13 +6,13 @@ import Logging
 public struct TokenRevocation: Sendable {
     let store: any SessionStore & UnitOfWork
     let refreshTokens: RefreshTokenCodec
-    let accessTokens: AccessTokenAuthenticator
+    let accessTokens: AccessTokenGate
     let clock: LatchClock
     let random: RandomSource
     let logger: Logger
 
     public init(
-        store: any SessionStore & UnitOfWork, refreshTokens: RefreshTokenCodec, accessTokens: AccessTokenAuthenticator,
+        store: any SessionStore & UnitOfWork, refreshTokens: RefreshTokenCodec, accessTokens: AccessTokenGate,
         clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.revocation")
     ) {
         self.random = random

@@ -10,7 +10,7 @@ import LatchModel
 /// key for sign-in (device-key assertions); `publicKey.publicKey`, when given, must be the attested key. The
 /// username is a new random id.
 public struct AndroidKeyProof: RegistrationProof {
-    public var proofType: ChallengeType { .androidKey }
+    public var proofType: RegistrationMethod { .androidKey }
 
     let apps: EvidenceApps
     let challenges: RegistrationChallenges

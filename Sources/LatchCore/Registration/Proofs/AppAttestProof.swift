@@ -10,7 +10,7 @@ import LatchModel
 /// registered on the clients; the attested P-256 key becomes the user's device key (key id = the base64 key id),
 /// signing in later with App Attest assertions. The username is a new random id.
 public struct AppAttestProof: RegistrationProof {
-    public var proofType: ChallengeType { .appAttest }
+    public var proofType: RegistrationMethod { .appAttest }
 
     let apps: EvidenceApps
     let challenges: RegistrationChallenges

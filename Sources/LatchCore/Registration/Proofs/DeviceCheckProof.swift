@@ -15,7 +15,7 @@ import Logging
 /// Apple answers for tokens it recently issued. Any answer of Apple's but 200 and 400, or none in time, is 503 and
 /// registers nothing.
 public struct DeviceCheckProof: RegistrationProof {
-    public var proofType: ChallengeType { .deviceCheck }
+    public var proofType: RegistrationMethod { .deviceCheck }
 
     let apps: EvidenceApps
     let api: any DeviceCheckAPI

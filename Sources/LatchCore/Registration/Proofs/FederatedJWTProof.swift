@@ -3,16 +3,16 @@ import LatchModel
 /// `FSSO`: the answer is a custom federated JWT (``FederatedAssertion``); the username is its `sub`, and the
 /// user has no device key (they sign in with further such JWTs).
 public struct FederatedJWTProof: RegistrationProof {
-    public var proofType: ChallengeType { .fsso }
+    public var proofType: RegistrationMethod { .fsso }
 
-    let store: any IssuerStore
+    let store: any SignOnIssuerStore
     let verifier: AssertionVerifier
     let assertions: AssertionSettings
 
     /// Login issuers marked for custom federation sign registration JWTs too.
     var loginIssuers: LoginIssuerRegistry?
 
-    public init(store: any IssuerStore, verifier: AssertionVerifier, assertions: AssertionSettings, loginIssuers: LoginIssuerRegistry? = nil) {
+    public init(store: any SignOnIssuerStore, verifier: AssertionVerifier, assertions: AssertionSettings, loginIssuers: LoginIssuerRegistry? = nil) {
         self.loginIssuers = loginIssuers
         self.store = store
         self.verifier = verifier

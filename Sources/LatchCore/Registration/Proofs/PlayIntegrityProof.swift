@@ -13,7 +13,7 @@ import LatchModel
 /// In `binding` mode the challenge is spent with the registration; in `deviceId` mode, which binds no challenge,
 /// the token itself is spent (a verdict registers once) and its freshness bounds replays.
 public struct PlayIntegrityProof: RegistrationProof {
-    public var proofType: ChallengeType { .playIntegrity }
+    public var proofType: RegistrationMethod { .playIntegrity }
 
     let apps: EvidenceApps
     let challenges: RegistrationChallenges

@@ -8,7 +8,7 @@ import LatchModel
 /// `iss` = ``RegistrationSettings/testIssuer``, `aud` = ``RegistrationSettings/testAudience``, `sub` = the
 /// username, `jti`, `iat`, `exp`.
 public struct TestKeyProof: RegistrationProof {
-    public var proofType: ChallengeType { .test }
+    public var proofType: RegistrationMethod { .test }
 
     let store: any TestRegistrationKeyStore
     let verifier: AssertionVerifier

@@ -9,7 +9,7 @@ import LatchModel
 /// FIDO policy); the ceremony is consumed in the unit of work that creates the user. No device key is registered:
 /// the user signs in with the `webauthn` grant.
 public struct WebAuthnProof: RegistrationProof {
-    public var proofType: ChallengeType { .webauthn }
+    public var proofType: RegistrationMethod { .webauthn }
 
     let fido: FidoService
 

@@ -67,7 +67,7 @@ public struct AppAttestGrant: TokenGrant {
         }
         // Step 2. The attested key and its user; the nonce was issued for that user.
         let now = clock.seconds()
-        guard let (user, key) = try await store.attestedDeviceKey(keyID: keyID, type: ChallengeType.appAttest.rawValue),
+        guard let (user, key) = try await store.attestedDeviceKey(keyID: keyID, type: RegistrationMethod.appAttest.rawValue),
             let attestation = key.attestation, let publicKey = key.key.p256
         else { throw LatchError.invalidGrant("no App Attest key is registered under this key_id") }
         guard let expiresAt = nonces.expiry(of: nonce, username: user.username, now: now) else {

@@ -41,7 +41,7 @@ public struct IssuerLoginGrant: TokenGrant {
     let registry: LoginIssuerRegistry
     let verifier: AssertionVerifier
     let scopes: ScopePolicy
-    let accessTokens: AccessTokenAuthenticator
+    let accessTokens: AccessTokenGate
     let minter: TokenMinter
     let refreshTokens: RefreshTokenCodec
     let tokens: TokenSettings
@@ -61,7 +61,7 @@ public struct IssuerLoginGrant: TokenGrant {
 
     public init(
         store: any UnitOfWork & UserStore & SessionStore & IssuerLoginStore, registry: LoginIssuerRegistry, verifier: AssertionVerifier,
-        scopes: ScopePolicy, accessTokens: AccessTokenAuthenticator, minter: TokenMinter, refreshTokens: RefreshTokenCodec, tokens: TokenSettings,
+        scopes: ScopePolicy, accessTokens: AccessTokenGate, minter: TokenMinter, refreshTokens: RefreshTokenCodec, tokens: TokenSettings,
         settings: IssuerLoginSettings, clock: LatchClock, random: RandomSource, logger: Logger = Logger(label: "latch.issuer-login")
     ) {
         self.store = store

@@ -11,7 +11,7 @@ public struct SignedInCaller: Sendable {
 
 /// Checks bearer access tokens for Latch's own endpoints (RFC 9068 §4), and that their session is still live —
 /// so a revoked session is refused at once, not when its token expires.
-public struct AccessTokenAuthenticator: Sendable {
+public struct AccessTokenGate: Sendable {
     let store: any SessionStore
     let keys: SigningKeyRing
     let issuer: String

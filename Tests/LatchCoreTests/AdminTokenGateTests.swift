@@ -5,15 +5,15 @@ import LatchTesting
 import Testing
 
 @Suite("Admin tokens")
-struct AdminAuthenticatorTests {
+struct AdminTokenGateTests {
     @Test("Changing LATCH_ADMIN_TOKEN replaces the old environment token instead of adding one")
     func environmentRotation() async throws {
         let store = InMemoryStore()
         let clock = TestClock()
-        let first = AdminAuthenticator(store: store, clock: clock.clock)
+        let first = AdminTokenGate(store: store, clock: clock.clock)
         _ = try await first.bootstrap(configured: "first-token-0123456789", random: .seeded(1))
         #expect(try await first.isAdmin("first-token-0123456789"))
-        let second = AdminAuthenticator(store: store, clock: clock.clock)
+        let second = AdminTokenGate(store: store, clock: clock.clock)
         _ = try await second.bootstrap(configured: "second-token-0123456789", random: .seeded(2))
         #expect(try await second.isAdmin("second-token-0123456789"))
         #expect(try await second.isAdmin("first-token-0123456789") == false)
@@ -23,7 +23,7 @@ struct AdminAuthenticatorTests {
     @Test("With no token configured and none stored, one is generated once and only its hash is kept")
     func generated() async throws {
         let store = InMemoryStore()
-        let authenticator = AdminAuthenticator(store: store, clock: TestClock().clock)
+        let authenticator = AdminTokenGate(store: store, clock: TestClock().clock)
         let token = try #require(try await authenticator.bootstrap(configured: nil, random: .seeded(3)))
         #expect(token.hasPrefix("lat_"))
         #expect(try await authenticator.isAdmin(token))
@@ -36,7 +36,7 @@ struct AdminAuthenticatorTests {
     func bootstrapOwner() async throws {
         let store = InMemoryStore()
         let clock = TestClock()
-        let authenticator = AdminAuthenticator(store: store, clock: clock.clock)
+        let authenticator = AdminTokenGate(store: store, clock: clock.clock)
         let token = try #require(try await authenticator.bootstrap(configured: nil, random: .seeded(5)))
         #expect(try await authenticator.caller(of: token) == AdminCaller(tokenID: "bootstrap", accountID: AdminAccount.rootID, role: .owner))
         #expect(try await store.adminAccounts() == [AdminAccount.root(createdAt: clock.seconds)])
@@ -46,7 +46,7 @@ struct AdminAuthenticatorTests {
     func expiryAndAccount() async throws {
         let store = InMemoryStore()
         let clock = TestClock()
-        let authenticator = AdminAuthenticator(store: store, clock: clock.clock)
+        let authenticator = AdminTokenGate(store: store, clock: clock.clock)
         _ = try await authenticator.bootstrap(configured: "an-environment-token-0123", random: .seeded(6))
         let now = clock.seconds
         try await store.putAdminToken(

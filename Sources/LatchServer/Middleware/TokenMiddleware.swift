@@ -56,9 +56,9 @@ extension HTTPField.Name {
 /// A DPoP-bound token (`cnf.jkt`, RFC 9449 §7.1) must come with the `DPoP` scheme and a proof of its key for this
 /// request (`htm`, `htu`, `ath`; its `jti` spent); a bound token sent as `Bearer`, or an unbound one as `DPoP`, is
 /// refused.
-struct BearerAuthenticator: RouterMiddleware {
+struct AccessTokenMiddleware: RouterMiddleware {
     typealias Context = LatchRequestContext
-    let accessTokens: AccessTokenAuthenticator
+    let accessTokens: AccessTokenGate
     var dpop: DPoPGate?
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
@@ -92,9 +92,9 @@ struct BearerAuthenticator: RouterMiddleware {
 /// Checks the admin bearer token of admin routes. Failures are counted per client address
 /// (`rateLimit.adminFailuresPerMinute`): past the limit, the address gets 429 `rate_limited` — before its token is
 /// even looked at — until its budget refills, so tokens cannot be guessed at speed.
-struct AdminAuthenticatorMiddleware: RouterMiddleware {
+struct AdminTokenMiddleware: RouterMiddleware {
     typealias Context = LatchRequestContext
-    let admins: AdminAuthenticator
+    let admins: AdminTokenGate
     let failures: RateLimiter
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws

@@ -5,7 +5,7 @@ import LatchTesting
 import Testing
 
 @Suite("Access tokens (RFC 9068) at Latch's own endpoints")
-struct AccessTokenAuthenticatorTests {
+struct AccessTokenGateTests {
     @Test("The claims the minter writes are the claims the authenticator reads")
     func roundTrip() async throws {
         let engines = try await Engines.make()
@@ -35,7 +35,7 @@ struct AccessTokenAuthenticatorTests {
         let tokens = try await engines.registerAndSignIn("bob")
         await expectCode(.invalidToken) { _ = try await engines.accessTokens.authenticate(accessToken: tokens.idToken) }
         await expectCode(.invalidToken) { _ = try await engines.accessTokens.authenticate(accessToken: "x.y.z") }
-        let foreign = AccessTokenAuthenticator(store: engines.store, keys: engines.keys, issuer: "https://elsewhere", clock: engines.clock.clock)
+        let foreign = AccessTokenGate(store: engines.store, keys: engines.keys, issuer: "https://elsewhere", clock: engines.clock.clock)
         await expectCode(.invalidToken) { _ = try await foreign.authenticate(accessToken: tokens.accessToken) }
         let caller = try await engines.accessTokens.authenticate(accessToken: tokens.accessToken)
         _ = try await engines.store.revokeSession(id: caller.session.id, at: engines.now)

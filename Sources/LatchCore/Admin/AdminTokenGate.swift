@@ -21,7 +21,7 @@ public struct AdminCaller: Sendable, Hashable {
 /// The hashes are cached with each token's account, role and expiry, and re-read by housekeeping (every 10 s),
 /// after a change made here, and on a miss (at most every 5 s): a token created or revoked on another replica
 /// takes effect here within seconds. An expired token is refused at once (its expiry is cached with it).
-public final class AdminAuthenticator: Sendable {
+public final class AdminTokenGate: Sendable {
     private let store: any AdminTokenStore & UnitOfWork
     private let clock: LatchClock
     private let logger: Logger
