@@ -94,8 +94,8 @@ extension UserClient {
         return operation
     }
 
-    /// An assertion for request `options` (`{ceremonyId, publicKey}` and any other members) by the credential this device holds among those allowed (with its PIN
-    /// binding signature, for a bound PIN credential).
+    /// An assertion for request `options` (`{ceremonyId, publicKey}`, other members ignored) by the credential this
+    /// device holds among those allowed (with its PIN binding signature, for a bound PIN credential).
     func assert(_ authenticator: any FidoAuthenticator, options: JSONValue, pin: String?)
         async throws(UserClientError) -> (json: JSONValue, stored: FidoCredential)
     {
