@@ -115,10 +115,11 @@ extension UserClient {
     func makeCredential(_ authenticator: any FidoAuthenticator, options: JSONValue, pin: String?)
         async throws(UserClientError) -> (ceremonyID: String, credential: JSONValue, stored: FidoCredential)
     {
-        guard let ceremonyID = options["ceremonyId"]?.stringValue, let publicKey = options["publicKey"],
-            let challenge = publicKey["challenge"]?.stringValue, let rpID = publicKey["rp"]?["id"]?.stringValue,
-            let userHandle = publicKey["user"]?["id"]?.stringValue
-        else { throw .invalidInput("malformed registration options") }
+        let decoded = try PasskeyMessages.decode(FidoCreationOptions.self, options, "registration")
+        let (ceremonyID, publicKey) = (decoded.ceremonyId, decoded.publicKey)
+        guard let rpID = publicKey.rp.id else { throw .invalidInput("registration options have no rp.id") }
+        let challenge = publicKey.challenge.base64URL
+        let userHandle = publicKey.user.id.base64URL
         let key = try await authenticator.createKey(pin: pin)
         var credentialID = [UInt8](repeating: 0, count: 32)
         for index in credentialID.indices { credentialID[index] = UInt8.random(in: 0...255) }
@@ -131,8 +132,8 @@ extension UserClient {
             // The PIN binding key: made by the client's key provider (the Secure Enclave on iOS), registered with
             // proof of possession; the server then counts only wrong PINs this device vouches for.
             let binding = try keyProvider.makeKey(.ES256)
-            guard let challengeBytes = Base64URL.decode(challenge) else { throw .invalidInput("malformed registration options") }
-            credential = try WebAuthnMessages.withPinBinding(credential, key: binding, challenge: Array(challengeBytes), credentialID: credentialID)
+            credential = try WebAuthnMessages.withPinBinding(
+                credential, key: binding, challenge: Array(publicKey.challenge.data), credentialID: credentialID)
             bindingKey = binding.storedRepresentation
         }
         let stored = FidoCredential(
@@ -168,10 +169,11 @@ extension UserClient {
         else { throw .notRegistered }
         setStatus(.signingIn)
         do throws(UserClientError) {
-            let options = try Self.json(try await send("POST", "v1/fido/authentication/options", json: JSONValue.object([:])))
-            guard let ceremonyID = options["ceremonyId"]?.stringValue, let challenge = options["publicKey"]?["challenge"]?.stringValue,
-                let rpID = options["publicKey"]?["rpId"]?.stringValue
-            else { throw UserClientError.invalidInput("malformed authentication options") }
+            let options = try PasskeyMessages.decode(
+                FidoRequestOptions.self, try Self.json(try await send("POST", "v1/fido/authentication/options", json: JSONValue.object([:]))),
+                "authentication")
+            let (ceremonyID, challenge) = (options.ceremonyId, options.publicKey.challenge.base64URL)
+            guard let rpID = options.publicKey.rpId else { throw UserClientError.invalidInput("authentication options have no rpId") }
             let bindingKey = try pinBindingKey(of: stored)
             let assertion = try await WebAuthnMessages.assertion(
                 credentialID: Array(credentialID), userHandle: stored.userHandle, rpID: rpID, origin: fidoOrigin, challenge: challenge
@@ -220,11 +222,12 @@ extension UserClient {
             throw .notRegistered
         }
         try await checkPolicy(newPin)
-        let options = try Self.json(
-            try await authorized("POST", "v1/fido/pin-change/options", json: .object(["authenticatorId": .string(stored.authenticatorId)])))
-        guard let ceremonyID = options["ceremonyId"]?.stringValue, let challenge = options["publicKey"]?["challenge"]?.stringValue,
-            let rpID = options["publicKey"]?["rpId"]?.stringValue
-        else { throw .invalidInput("malformed PIN change options") }
+        let options = try PasskeyMessages.decode(
+            FidoRequestOptions.self,
+            try Self.json(try await authorized("POST", "v1/fido/pin-change/options", json: .object(["authenticatorId": .string(stored.authenticatorId)]))),
+            "PIN change")
+        let (ceremonyID, challenge) = (options.ceremonyId, options.publicKey.challenge.base64URL)
+        guard let rpID = options.publicKey.rpId else { throw .invalidInput("PIN change options have no rpId") }
         let bindingKey = try pinBindingKey(of: stored)
         let assertion = try bound(
             try await WebAuthnMessages.assertion(

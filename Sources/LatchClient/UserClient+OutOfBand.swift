@@ -29,9 +29,7 @@ extension UserClient {
     ) async throws(UserClientError) -> OutOfBandOutcome {
         let operation = try redeemOperation(payload)
         let redeemed = try Self.json(try await send("POST", "v1/oob/redeem/\(operation)", json: OutOfBandRedeemRequest(token: payload.data.token)))
-        guard let ceremonyID = redeemed["ceremonyId"]?.stringValue, let publicKey = redeemed["publicKey"] else {
-            throw .invalidInput("malformed redeem answer")
-        }
+        guard let ceremonyID = redeemed["ceremonyId"]?.stringValue, redeemed["publicKey"] != nil else { throw .invalidInput("malformed redeem answer") }
         switch operation {
         case "registration":
             if authenticator.model == .pin {
@@ -54,12 +52,12 @@ extension UserClient {
                 _ = try Self.json(try await send("POST", "v1/oob/deny", json: JSONValue.object(["ceremonyId": .string(ceremonyID)])))
                 return .denied
             }
-            let assertion = try await assert(authenticator, publicKey: publicKey, pin: pin)
+            let assertion = try await assert(authenticator, options: redeemed, pin: pin)
             _ = try Self.json(
                 try await send("POST", "v1/oob/authentication", json: JSONValue.object(["ceremonyId": .string(ceremonyID), "credential": assertion.json])))
             return .approved
         default:
-            let assertion = try await assert(authenticator, publicKey: publicKey, pin: pin)
+            let assertion = try await assert(authenticator, options: redeemed, pin: pin)
             let answer = try Self.json(
                 try await send("POST", "v1/oob/deregistration", json: JSONValue.object(["ceremonyId": .string(ceremonyID), "credential": assertion.json])))
             let id = answer["authenticatorId"]?.stringValue ?? assertion.stored.authenticatorId
@@ -96,15 +94,17 @@ extension UserClient {
         return operation
     }
 
-    /// An assertion for request `options` by the credential this device holds among those allowed (with its PIN
-    /// binding signature, for a bound PIN credential).
-    func assert(_ authenticator: any FidoAuthenticator, publicKey options: JSONValue, pin: String?)
+    /// An assertion for request `options` (`{ceremonyId, publicKey}`, other members ignored) by the credential this
+    /// device holds among those allowed (with its PIN binding signature, for a bound PIN credential).
+    func assert(_ authenticator: any FidoAuthenticator, options: JSONValue, pin: String?)
         async throws(UserClientError) -> (json: JSONValue, stored: FidoCredential)
     {
-        let allowed = Set((options["allowCredentials"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue })
+        let publicKey = try PasskeyMessages.decode(FidoRequestOptions.self, options, "authentication").publicKey
+        guard let rpID = publicKey.rpId else { throw .invalidInput("authentication options have no rpId") }
+        let challenge = publicKey.challenge.base64URL
+        let allowed = Set((publicKey.allowCredentials ?? []).map(\.id.base64URL))
         guard let stored = fidoCredentials.last(where: { allowed.contains($0.credentialId) && $0.model == authenticator.model }),
-            let credentialID = Base64URL.decode(stored.credentialId), let challenge = options["challenge"]?.stringValue,
-            let rpID = options["rpId"]?.stringValue
+            let credentialID = Base64URL.decode(stored.credentialId)
         else { throw .notRegistered }
         let bindingKey = try pinBindingKey(of: stored)
         let assertion = try await WebAuthnMessages.assertion(

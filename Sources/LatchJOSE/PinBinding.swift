@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import LatchModel
 
 /// The device binding of a PIN authenticator (docs/fido.md, "PIN binding"): besides the key derived from the PIN,
 /// the device holds a P-256 *binding key* (a Secure Enclave key on iOS, a software key elsewhere) registered with

@@ -1,6 +1,7 @@
 import Foundation
 import LatchCore
 import LatchJOSE
+import LatchModel
 import Testing
 
 /// The pieces browser sign-in rests on: sealed values (the upstream's state, codes), PKCE, redirect-URI matching.

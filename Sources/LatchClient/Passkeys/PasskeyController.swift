@@ -171,56 +171,6 @@ public enum PasskeyMessages {
     /// COSE ES256: the algorithm platform passkeys use, which the server must offer.
     static let es256: Int64 = -7
 
-    // MARK: Options → platform requests
-
-    /// Reads the server's creation options (`POST /v1/fido/sign-up/options` or `/v1/fido/registration/options`).
-    /// `displayName`, when given, replaces the server's `user.displayName`.
-    /// - Throws: ``UserClientError/invalidInput(_:)`` for malformed options; ``UserClientError/invalidConfiguration(_:)``
-    ///   when the server does not offer ES256, the only algorithm platform passkeys have.
-    public static func registrationRequest(from options: JSONValue, displayName: String? = nil) throws(UserClientError)
-        -> (ceremonyID: String, request: PasskeyRegistrationRequest)
-    {
-        let ceremonyID = try ceremony(options, "registration")
-        guard let publicKey = options["publicKey"], publicKey.objectValue != nil else { throw .invalidInput("registration options have no publicKey") }
-        let challenge = try challenge(publicKey["challenge"], "registration")
-        guard let rpID = publicKey["rp"]?["id"]?.stringValue, isRelyingPartyID(rpID) else {
-            throw .invalidInput("registration options have no valid rp.id")
-        }
-        guard let user = publicKey["user"], let userID = bytes(user["id"]), (1...maximumUserHandleLength).contains(userID.count) else {
-            throw .invalidInput("registration options need a user.id of 1–\(maximumUserHandleLength) bytes")
-        }
-        guard let userName = user["name"]?.stringValue, !userName.isEmpty, userName.utf8.count <= 1024 else {
-            throw .invalidInput("registration options have no user.name")
-        }
-        let offered = publicKey["pubKeyCredParams"]?.arrayValue ?? []
-        guard offered.contains(where: { $0["type"]?.stringValue == "public-key" && $0["alg"]?.intValue == es256 }) else {
-            throw .invalidConfiguration("the server does not offer ES256 (COSE -7), the algorithm of platform passkeys")
-        }
-        let excluded = try credentialIDs(publicKey["excludeCredentials"], "excludeCredentials")
-        let serverDisplayName = user["displayName"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        let request = PasskeyRegistrationRequest(
-            relyingPartyID: rpID, challenge: challenge, userID: userID, userName: userName, displayName: displayName ?? serverDisplayName,
-            userVerification: userVerification(publicKey["authenticatorSelection"]?["userVerification"]),
-            attestation: publicKey["attestation"]?.stringValue.flatMap(PasskeyAttestationPreference.init(rawValue:)) ?? .none,
-            excludedCredentialIDs: excluded)
-        return (ceremonyID, request)
-    }
-
-    /// Reads the server's request options (`POST /v1/fido/authentication/options`): an empty `allowCredentials`
-    /// makes a discoverable sign-in.
-    /// - Throws: ``UserClientError/invalidInput(_:)`` for malformed options.
-    public static func assertionRequest(from options: JSONValue) throws(UserClientError) -> (ceremonyID: String, request: PasskeyAssertionRequest) {
-        let ceremonyID = try ceremony(options, "authentication")
-        guard let publicKey = options["publicKey"], publicKey.objectValue != nil else { throw .invalidInput("authentication options have no publicKey") }
-        let challenge = try challenge(publicKey["challenge"], "authentication")
-        guard let rpID = publicKey["rpId"]?.stringValue, isRelyingPartyID(rpID) else { throw .invalidInput("authentication options have no valid rpId") }
-        let allowed = try credentialIDs(publicKey["allowCredentials"], "allowCredentials")
-        let request = PasskeyAssertionRequest(
-            relyingPartyID: rpID, challenge: challenge, userVerification: userVerification(publicKey["userVerification"]),
-            allowedCredentialIDs: allowed)
-        return (ceremonyID, request)
-    }
-
     // MARK: Platform answers → WebAuthn JSON
 
     /// The RegistrationResponseJSON of a new passkey, for `POST /v1/fido/registration` or a `WEBAUTHN` sign-up.
@@ -283,49 +233,6 @@ public enum PasskeyMessages {
     }
 
     // MARK: Parts
-
-    static func ceremony(_ options: JSONValue, _ kind: String) throws(UserClientError) -> String {
-        guard options.objectValue != nil, let id = options["ceremonyId"]?.stringValue, !id.isEmpty, id.utf8.count <= 4096 else {
-            throw .invalidInput("\(kind) options have no ceremonyId")
-        }
-        return id
-    }
-
-    static func challenge(_ value: JSONValue?, _ kind: String) throws(UserClientError) -> Data {
-        guard let challenge = bytes(value), challengeLengths.contains(challenge.count) else {
-            throw .invalidInput("\(kind) options need a base64url challenge of \(challengeLengths.lowerBound)–\(challengeLengths.upperBound) bytes")
-        }
-        return challenge
-    }
-
-    /// A relying party id as a domain: non-empty, at most 253 bytes, no scheme, port, path or spaces.
-    static func isRelyingPartyID(_ id: String) -> Bool {
-        !id.isEmpty && id.utf8.count <= 253 && !id.utf8.contains { $0 <= 0x20 || $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: ":") || $0 >= 0x7F }
-    }
-
-    static func userVerification(_ value: JSONValue?) -> PasskeyUserVerification {
-        value?.stringValue.flatMap(PasskeyUserVerification.init(rawValue:)) ?? .preferred
-    }
-
-    /// The ids of a list of PublicKeyCredentialDescriptorJSON (`[{type, id}]`); other types are skipped.
-    static func credentialIDs(_ value: JSONValue?, _ member: String) throws(UserClientError) -> [Data] {
-        guard let value, value != .null else { return [] }
-        guard let list = value.arrayValue, list.count <= 256 else { throw .invalidInput("\(member) must be a list of at most 256 credentials") }
-        var ids: [Data] = []
-        for descriptor in list {
-            guard descriptor["type"]?.stringValue == "public-key" else { continue }
-            guard let id = bytes(descriptor["id"]), (1...maximumCredentialIDLength).contains(id.count) else {
-                throw .invalidInput("\(member) holds a credential id that is not 1–\(maximumCredentialIDLength) base64url bytes")
-            }
-            ids.append(id)
-        }
-        return ids
-    }
-
-    static func bytes(_ value: JSONValue?) -> Data? {
-        guard let text = value?.stringValue, text.utf8.count <= 4096 else { return nil }
-        return Base64URL.decode(text)
-    }
 
     static func checkCredentialID(_ id: Data) throws(UserClientError) {
         guard (1...maximumCredentialIDLength).contains(id.count) else {

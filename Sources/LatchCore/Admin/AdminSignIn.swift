@@ -165,23 +165,12 @@ public struct AdminSignIn: Sendable {
         let existing = try await store.adminPasskeys(accountID: account.id)
         guard existing.count < 10 else { throw LatchError(.conflict, "this account has 10 passkeys, the most allowed") }
         let (id, challenge) = ceremonies.begin(.registration, userID: account.id, bound: PKCE.hashHex(text), random: random, now: clock.seconds())
-        return .object([
-            "ceremonyId": .string(id),
-            "publicKey": .object([
-                "challenge": .string(Base64URL.encode(Data(challenge))),
-                "rp": .object(["id": .string(settings.rpID), "name": .string(settings.rpName)]),
-                "user": .object([
-                    "id": .string(Base64URL.encode(Data(account.id.utf8))), "name": .string(account.username), "displayName": .string(account.username),
-                ]),
-                "pubKeyCredParams": .array(WebAuthnPublicKey.Algorithm.allCases.map { .object(["type": "public-key", "alg": .int($0.rawValue)]) }),
-                "timeout": .int(settings.ceremonyLifetime * 1000),
-                "excludeCredentials": .array(existing.map { .object(["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))]) }),
-                "authenticatorSelection": .object([
-                    "residentKey": "required", "requireResidentKey": true, "userVerification": "required",
-                ]),
-                "attestation": "none",
-            ]),
-        ])
+        return FidoCreationOptions.latch(
+            ceremonyID: id, challenge: challenge, rp: .init(id: settings.rpID, name: settings.rpName), userID: account.id, username: account.username,
+            exclude: existing.map(\.credentialID), lifetime: settings.ceremonyLifetime,
+            selection: .init(residentKey: .required, requireResidentKey: true, userVerification: .required),
+            attestation: AttestationConveyancePreference.none
+        ).json
     }
 
     /// Registers the passkey of an enrollment ceremony and signs its admin in. The ticket is spent with it: a link
@@ -241,13 +230,9 @@ public struct AdminSignIn: Sendable {
     /// `PublicKeyCredentialRequestOptions` for a discoverable passkey with user verification.
     public func signInOptions() -> JSONValue {
         let (id, challenge) = ceremonies.begin(.authentication, userID: nil, random: random, now: clock.seconds())
-        return .object([
-            "ceremonyId": .string(id),
-            "publicKey": .object([
-                "challenge": .string(Base64URL.encode(Data(challenge))), "rpId": .string(settings.rpID), "allowCredentials": .array([]),
-                "userVerification": "required", "timeout": .int(settings.ceremonyLifetime * 1000),
-            ]),
-        ])
+        return FidoRequestOptions.latch(
+            ceremonyID: id, challenge: challenge, rpID: settings.rpID, allow: [], lifetime: settings.ceremonyLifetime, userVerification: .required
+        ).json
     }
 
     /// Checks an assertion and opens a console session — or, with `session`, refreshes that session's passkey check

@@ -13,14 +13,7 @@ extension FidoService {
         let authenticator = try await pinAuthenticator(authenticatorID, of: user)
         try settings.pin.admit(authenticator, now: clock.seconds(), code: .pinAttemptFailed)
         let (id, challenge) = ceremonies.begin(.pinChange, userID: user.id, random: random, now: clock.seconds())
-        return .object([
-            "ceremonyId": .string(id),
-            "publicKey": .object([
-                "challenge": .string(Base64URL.encode(Data(challenge))), "rpId": .string(settings.rpID),
-                "allowCredentials": .array([.object(["type": "public-key", "id": .string(Base64URL.encode(authenticator.credentialID))])]),
-                "userVerification": "required", "timeout": .int(settings.ceremonyLifetime * 1000),
-            ]),
-        ])
+        return requestOptions(ceremonyID: id, challenge: challenge, allow: [authenticator], userVerification: .required)
     }
 
     /// `POST /v1/fido/pin-change {ceremonyId, authenticatorId, assertion, credential}`: the old PIN proven (a failure

@@ -103,7 +103,7 @@ public struct FidoService: Sendable {
     /// `GET /v1/fido/policy`.
     public var policy: FidoPolicy {
         FidoPolicy(
-            rpId: settings.rpID, userVerification: userVerification, allowedAaguids: settings.allowedAAGUIDs.sorted(),
+            rpId: settings.rpID, userVerification: userVerification.rawValue, allowedAaguids: settings.allowedAAGUIDs.sorted(),
             deniedAaguids: settings.deniedAAGUIDs.sorted(), attestationRequired: settings.requireTrustedAttestation,
             maxAuthenticatorsPerUser: settings.maximumAuthenticatorsPerUser,
             pin: .init(
@@ -119,7 +119,7 @@ public struct FidoService: Sendable {
         }
     }
 
-    var userVerification: String { settings.requireUserVerification ? "required" : "preferred" }
+    var userVerification: UserVerificationRequirement { settings.requireUserVerification ? .required : .preferred }
 
     enum Refusal: Error { case taken, missing, counter }
 
@@ -159,30 +159,20 @@ public struct FidoService: Sendable {
         }
         let (id, challenge) = ceremonies.begin(.signUp, userID: userID, bound: username, random: random, now: clock.seconds())
         // A passkey for a new account: discoverable, so that signing in needs no username.
-        return creationOptions(ceremonyID: id, challenge: challenge, userID: userID, username: username, exclude: [], residentKey: "required")
+        return creationOptions(ceremonyID: id, challenge: challenge, userID: userID, username: username, exclude: [], residentKey: .required)
     }
 
+    /// `{ceremonyId, publicKey: PublicKeyCredentialCreationOptionsJSON}` for `userID`, excluding `exclude`'s
+    /// credentials.
     func creationOptions(
-        ceremonyID: String, challenge: [UInt8], userID: String, username: String, exclude: [Authenticator], residentKey: String = "preferred"
+        ceremonyID: String, challenge: [UInt8], userID: String, username: String, exclude: [Authenticator], residentKey: ResidentKeyRequirement = .preferred
     ) -> JSONValue {
-        .object([
-            "ceremonyId": .string(ceremonyID),
-            "publicKey": .object([
-                "challenge": .string(Base64URL.encode(Data(challenge))),
-                "rp": .object(["id": .string(settings.rpID), "name": .string(settings.rpName)]),
-                "user": .object([
-                    "id": .string(Base64URL.encode(Data(userID.utf8))), "name": .string(username), "displayName": .string(username),
-                ]),
-                "pubKeyCredParams": .array(WebAuthnPublicKey.Algorithm.allCases.map { .object(["type": "public-key", "alg": .int($0.rawValue)]) }),
-                "timeout": .int(settings.ceremonyLifetime * 1000),
-                "excludeCredentials": .array(exclude.map { .object(["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))]) }),
-                "authenticatorSelection": .object([
-                    "residentKey": .string(residentKey), "requireResidentKey": .bool(residentKey == "required"),
-                    "userVerification": .string(userVerification),
-                ]),
-                "attestation": .string(settings.requireTrustedAttestation ? "direct" : "none"),
-            ]),
-        ])
+        FidoCreationOptions.latch(
+            ceremonyID: ceremonyID, challenge: challenge, rp: .init(id: settings.rpID, name: settings.rpName), userID: userID, username: username,
+            exclude: exclude.map(\.credentialID), lifetime: settings.ceremonyLifetime,
+            selection: .init(residentKey: residentKey, requireResidentKey: residentKey == .required, userVerification: userVerification),
+            attestation: settings.requireTrustedAttestation ? .direct : AttestationConveyancePreference.none
+        ).json
     }
 
     /// `POST /v1/fido/registration {ceremonyId, credential, name?}` for the signed-in `user`.
@@ -272,15 +262,11 @@ public struct FidoService: Sendable {
 
     /// `{ceremonyId, publicKey: PublicKeyCredentialRequestOptionsJSON}` allowing `allow`'s credentials (none: a
     /// discoverable-credential ceremony).
-    func requestOptions(ceremonyID: String, challenge: [UInt8], allow: [Authenticator]) -> JSONValue {
-        .object([
-            "ceremonyId": .string(ceremonyID),
-            "publicKey": .object([
-                "challenge": .string(Base64URL.encode(Data(challenge))), "rpId": .string(settings.rpID),
-                "allowCredentials": .array(allow.map { .object(["type": "public-key", "id": .string(Base64URL.encode($0.credentialID))]) }),
-                "userVerification": .string(userVerification), "timeout": .int(settings.ceremonyLifetime * 1000),
-            ]),
-        ])
+    func requestOptions(ceremonyID: String, challenge: [UInt8], allow: [Authenticator], userVerification: UserVerificationRequirement? = nil) -> JSONValue {
+        FidoRequestOptions.latch(
+            ceremonyID: ceremonyID, challenge: challenge, rpID: settings.rpID, allow: allow.map(\.credentialID), lifetime: settings.ceremonyLifetime,
+            userVerification: userVerification ?? self.userVerification
+        ).json
     }
 
     // MARK: The user's authenticators

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchJOSE
+import LatchModel
 
 /// A stateless value Latch issues and later recognises without storing it: registration challenges (`lrc_`), sign-in
 /// nonces (`lsn_`), FIDO ceremony ids (`lfc_`) and refresh tokens (`lrt_`).

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import LatchJOSE
+import LatchModel
 
 /// The source of randomness for ids, nonces and tokens. `.system` draws from the OS CSPRNG
 /// (`SystemRandomNumberGenerator`); tests may pass a seeded one.

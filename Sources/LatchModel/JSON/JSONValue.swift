@@ -112,3 +112,15 @@ extension JSONValue {
         return writer.bytes
     }
 }
+
+extension JSONValue {
+    /// `value` as a JSON value: its `Encodable` form (through `JSONEncoder`), parsed.
+    public init(encoding value: some Encodable) throws {
+        self = try JSONValue.parse(try JSONEncoder().encode(value))
+    }
+
+    /// This value decoded as `type` (through `JSONDecoder`).
+    public func decoded<T: Decodable>(as type: T.Type) throws -> T {
+        try JSONDecoder().decode(type, from: Data(serialized()))
+    }
+}

@@ -177,3 +177,44 @@ extension GrantType {
     /// Sign-in with a WebAuthn assertion (`ceremony_id`, `credential`: an AuthenticationResponseJSON).
     public static let webauthn = "urn:latch:params:oauth:grant-type:webauthn"
 }
+
+/// `POST /v1/fido/registration/options`, `/v1/fido/sign-up/options`, the console's passkey enrollment: a registration
+/// ceremony, `{ceremonyId, publicKey}`; the credential goes back with the ceremony id.
+public struct FidoCreationOptions: Codable, Sendable, Hashable {
+    public var ceremonyId: String
+    public var publicKey: PublicKeyCredentialCreationOptionsJSON
+
+    public init(ceremonyId: String, publicKey: PublicKeyCredentialCreationOptionsJSON) {
+        self.ceremonyId = ceremonyId
+        self.publicKey = publicKey
+    }
+
+    /// The options as a JSON value. Traps only when `publicKey.extensions` holds a number JSON cannot carry (NaN, an
+    /// infinity), which a relying party never sends.
+    public var json: JSONValue { FidoOptionsJSON.value(self) }
+}
+
+/// `POST /v1/fido/authentication/options`, `/v1/fido/pin-change/options`, the console's sign-in: an authentication
+/// ceremony, `{ceremonyId, publicKey}`; the assertion goes back with the ceremony id.
+public struct FidoRequestOptions: Codable, Sendable, Hashable {
+    public var ceremonyId: String
+    public var publicKey: PublicKeyCredentialRequestOptionsJSON
+
+    public init(ceremonyId: String, publicKey: PublicKeyCredentialRequestOptionsJSON) {
+        self.ceremonyId = ceremonyId
+        self.publicKey = publicKey
+    }
+
+    /// The options as a JSON value (see ``FidoCreationOptions/json``).
+    public var json: JSONValue { FidoOptionsJSON.value(self) }
+}
+
+enum FidoOptionsJSON {
+    static func value(_ options: some Encodable) -> JSONValue {
+        do {
+            return try JSONValue(encoding: options)
+        } catch {
+            preconditionFailure("WebAuthn options that JSON cannot carry: \(error)")
+        }
+    }
+}
