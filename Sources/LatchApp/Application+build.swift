@@ -102,9 +102,7 @@ struct LatchHTTPService: Service, CustomStringConvertible {
             onServerRunning: { [onServerRunning] channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
         app.addServices(Housekeeping(deployment: deployment, interval: .seconds(configuration.housekeepingInterval), logger: logger))
-        if let audit = deployment.services.audit {
-            app.addServices(AuditSealer(audit: audit, interval: .seconds(1), logger: logger))
-        }
+        app.addServices(AuditSealer(audit: deployment.services.audit, interval: .seconds(1), logger: logger))
         if configuration.metricsPort != 0, let metrics = deployment.services.metrics {
             // Unauthenticated, so on its own address: loopback unless `metrics.host` says otherwise.
             app.addServices(

@@ -63,7 +63,7 @@ struct Housekeeping: Service, CustomStringConvertible {
             let configuration = deployment.configuration
             let keyCutoff = now - configuration.tokenSettings.longestTokenLifetime - configuration.assertions.clockSkew
             let keysDeleted = try await deployment.store.deleteSigningKeys(retiredBefore: keyCutoff)
-            purged += try await deployment.services.audit?.purgeExpired() ?? 0
+            purged += try await deployment.services.audit.purgeExpired()
             await reload()
             if purged > 0 || keysDeleted > 0 {
                 logger.info("housekeeping", metadata: ["purged": "\(purged)", "signingKeysDeleted": "\(keysDeleted)"])

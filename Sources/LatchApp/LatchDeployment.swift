@@ -37,10 +37,10 @@ public struct LatchDeployment: Sendable {
             keys: shared.signingKeys, clients: shared.clients, tokens: shared.tokenEndpoint(), revocation: shared.revocation(),
             accessTokens: shared.accessTokens, sessions: shared.sessionService(), registration: shared.registrationService(),
             nonces: SignInNonces(codec: shared.nonceCodec, settings: configuration.assertions, clock: clock, random: random),
-            admin: shared.adminService(), adminTokenGate: shared.adminTokenGate, readiness: store)
+            admin: shared.adminService(), adminTokenGate: shared.adminTokenGate, readiness: store,
+            features: shared.features(hookCaller: hookCaller, upstreamHTTP: upstreamHTTP))
         services.clock = clock
         shared.addObservability(to: &services)
-        shared.addFeatures(to: &services, hookCaller: hookCaller, upstreamHTTP: upstreamHTTP)
         return LatchDeployment(
             configuration: configuration, store: store, services: services, clock: clock, generatedAdminToken: shared.generatedAdminToken)
     }

@@ -49,29 +49,54 @@ public struct LatchServices: Sendable {
     public var adminTokenGate: AdminTokenGate
     /// Read by the readiness probe, to prove the database answers.
     public var readiness: any ClientStore
-    /// FIDO authenticators (WebAuthn); nil where a deployment serves none.
-    public var fido: FidoService?
-    /// Out-of-band enrollment and approval; nil where a deployment serves none.
-    public var oob: OutOfBandService?
-    /// Issuer logins (login issuers, login status, logout, introspection); nil where a deployment serves none.
-    public var issuerLogin: IssuerLoginService?
-    /// Custom registration through operators' hooks; nil where a deployment serves none.
-    public var customRegistration: CustomRegistrationService?
+    /// FIDO authenticators (WebAuthn).
+    public var fido: FidoService
+    /// Out-of-band enrollment and approval.
+    public var oob: OutOfBandService
+    /// Issuer logins (login issuers, login status, logout, introspection).
+    public var issuerLogin: IssuerLoginService
+    /// Custom registration through operators' hooks.
+    public var customRegistration: CustomRegistrationService
     /// Browser sign-in: the authorization endpoint, upstream identity providers, hosted pages, RP-initiated logout.
-    public var authorization: AuthorizationService?
+    public var authorization: AuthorizationService
     /// Metrics (`GET /metrics`); nil where a deployment turned them off (`metrics.enabled`).
     public var metrics: LatchMetrics?
-    /// The audit log's queries, export, verification and retention; nil serves none of its routes.
-    public var audit: AuditLog?
-    /// Admin sign-in with passkeys and the web console (`/console`); nil serves neither.
-    public var adminSignIn: AdminSignIn?
+    /// The audit log's queries, export, verification and retention.
+    public var audit: AuditLog
+    /// Admin sign-in with passkeys and the web console (`/console`).
+    public var adminSignIn: AdminSignIn
     /// The time rate limits count in (the deployment's clock).
     public var clock: LatchClock = .system
+
+    /// The engines of the features beyond tokens, sessions and registration: every deployment serves all of them
+    /// (what a feature serves is decided by its settings, not by its engine's absence).
+    public struct Features: Sendable {
+        public var fido: FidoService
+        public var oob: OutOfBandService
+        public var issuerLogin: IssuerLoginService
+        public var customRegistration: CustomRegistrationService
+        public var authorization: AuthorizationService
+        public var audit: AuditLog
+        public var adminSignIn: AdminSignIn
+
+        public init(
+            fido: FidoService, oob: OutOfBandService, issuerLogin: IssuerLoginService, customRegistration: CustomRegistrationService,
+            authorization: AuthorizationService, audit: AuditLog, adminSignIn: AdminSignIn
+        ) {
+            self.fido = fido
+            self.oob = oob
+            self.issuerLogin = issuerLogin
+            self.customRegistration = customRegistration
+            self.authorization = authorization
+            self.audit = audit
+            self.adminSignIn = adminSignIn
+        }
+    }
 
     public init(
         settings: Settings, keys: SigningKeyRing, clients: ClientRegistry, tokens: TokenEndpoint, revocation: TokenRevocation,
         accessTokens: AccessTokenGate, sessions: SessionService, registration: RegistrationService, nonces: SignInNonces,
-        admin: AdminService, adminTokenGate: AdminTokenGate, readiness: any ClientStore
+        admin: AdminService, adminTokenGate: AdminTokenGate, readiness: any ClientStore, features: Features
     ) {
         self.settings = settings
         self.keys = keys
@@ -85,5 +110,12 @@ public struct LatchServices: Sendable {
         self.admin = admin
         self.adminTokenGate = adminTokenGate
         self.readiness = readiness
+        fido = features.fido
+        oob = features.oob
+        issuerLogin = features.issuerLogin
+        customRegistration = features.customRegistration
+        authorization = features.authorization
+        audit = features.audit
+        adminSignIn = features.adminSignIn
     }
 }

@@ -38,8 +38,7 @@ public func buildRouter(_ services: LatchServices, pages: WebPages) -> Router<La
         DiscoveryController(
             keys: services.keys, issuer: services.settings.issuer, algorithms: services.keys.idTokenAlgorithms.map(\.rawValue),
             scopes: services.settings.scopes, grantTypes: services.tokens.grantTypes, proofTypes: services.registration.proofTypes,
-            introspection: services.issuerLogin != nil, customRegistration: services.customRegistration != nil,
-            dpop: services.tokens.dpop != nil, authorization: services.authorization != nil
+            dpop: services.tokens.dpop != nil
         ).endpoints)
     var oauth = OAuthController(tokens: services.tokens, revocation: services.revocation, sessions: services.sessions, clients: services.clients)
     oauth.metrics = services.metrics
@@ -48,62 +47,53 @@ public func buildRouter(_ services: LatchServices, pages: WebPages) -> Router<La
     router.group("v1").add(middleware: limited).addRoutes(
         RegistrationController(registration: services.registration, nonces: services.nonces, metrics: services.metrics).endpoints)
     router.addRoutes(HealthController(store: services.readiness).endpoints, atPath: "health")
-    if let authorization = services.authorization {
-        let controller = AuthorizationController(
-            service: authorization, pages: HostedPages(renderer: pages.hosted), secureCookies: services.settings.issuer.lowercased().hasPrefix("https://"))
-        router.group().add(middleware: limited).addRoutes(controller.endpoints)
-    }
+    let authorization = AuthorizationController(
+        service: services.authorization, pages: HostedPages(renderer: pages.hosted),
+        secureCookies: services.settings.issuer.lowercased().hasPrefix("https://"))
+    router.group().add(middleware: limited).addRoutes(authorization.endpoints)
 
     let bearer = AccessTokenMiddleware(accessTokens: services.accessTokens, dpop: services.tokens.dpop)
     oauth.userInfoEndpoints(router.group("oauth2").add(middleware: bearer).group(context: SignedInContext.self))
     let me = router.group("v1/me").add(middleware: bearer).group(context: SignedInContext.self)
     MeController(sessions: services.sessions).add(to: me)
-    if let audit = services.audit { AuditController(audit: audit).addMine(to: me) }
-    if let fido = services.fido {
-        let controller = FidoController(fido: fido, sessions: services.sessions)
-        router.group("v1/fido").add(middleware: limited).addRoutes(controller.publicEndpoints)
-        controller.addRegistration(to: router.group("v1/fido").add(middleware: bearer).group(context: SignedInContext.self))
-        controller.addAuthenticators(to: me)
-        router.addRoutes(controller.associationFiles)
-    }
-    if let oob = services.oob {
-        let controller = OutOfBandController(oob: oob, sessions: services.sessions)
-        router.group("v1/oob").add(middleware: limited).addRoutes(controller.publicEndpoints)
-        router.addRoutes(controller.openPage)
-        controller.addDeviceLinking(to: me)
-    }
-    if let issuerLogin = services.issuerLogin {
-        let controller = IssuerLoginController(service: issuerLogin, sessions: services.sessions)
-        // Resource servers call introspection at their own rate: authenticated, not limited per address.
-        router.addRoutes(controller.introspection)
-        controller.addSession(to: me)
-    }
-    if let custom = services.customRegistration {
-        router.group("v1/custom-registrations").add(middleware: limited).addRoutes(CustomRegistrationController(service: custom).publicEndpoints)
-    }
+    let audit = AuditController(audit: services.audit)
+    audit.addMine(to: me)
+    let fido = FidoController(fido: services.fido, sessions: services.sessions)
+    router.group("v1/fido").add(middleware: limited).addRoutes(fido.publicEndpoints)
+    fido.addRegistration(to: router.group("v1/fido").add(middleware: bearer).group(context: SignedInContext.self))
+    fido.addAuthenticators(to: me)
+    router.addRoutes(fido.associationFiles)
+    let oob = OutOfBandController(oob: services.oob, sessions: services.sessions)
+    router.group("v1/oob").add(middleware: limited).addRoutes(oob.publicEndpoints)
+    router.addRoutes(oob.openPage)
+    oob.addDeviceLinking(to: me)
+    let issuerLogin = IssuerLoginController(service: services.issuerLogin, sessions: services.sessions)
+    // Resource servers call introspection at their own rate: authenticated, not limited per address.
+    router.addRoutes(issuerLogin.introspection)
+    issuerLogin.addSession(to: me)
+    let custom = CustomRegistrationController(service: services.customRegistration)
+    router.group("v1/custom-registrations").add(middleware: limited).addRoutes(custom.publicEndpoints)
     let admin = router.group("admin/v1")
         .add(
             middleware: AdminTokenMiddleware(
                 admins: services.adminTokenGate, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now)))
         .group(context: AdminContext.self)
-        .add(middleware: AdminPolicyMiddleware(audit: services.audit?.recorder))
-    AdminController(admin: services.admin, issuer: services.settings.issuer).add(to: admin)
-    if services.authorization != nil { AdminController(admin: services.admin, issuer: services.settings.issuer).addUpstreamIdPs(to: admin) }
-    if let fido = services.fido { FidoController(fido: fido, sessions: services.sessions).addAdmin(to: admin) }
-    if let oob = services.oob { OutOfBandController(oob: oob, sessions: services.sessions).addAdmin(to: admin) }
-    if let issuerLogin = services.issuerLogin {
-        IssuerLoginController(service: issuerLogin, sessions: services.sessions).addAdmin(to: admin)
+        .add(middleware: AdminPolicyMiddleware(audit: services.audit.recorder))
+    let adminController = AdminController(admin: services.admin, issuer: services.settings.issuer)
+    adminController.add(to: admin)
+    adminController.addUpstreamIdPs(to: admin)
+    fido.addAdmin(to: admin)
+    oob.addAdmin(to: admin)
+    issuerLogin.addAdmin(to: admin)
+    custom.addAdmin(to: admin)
+    audit.addAdmin(to: admin)
+    // An enrollment link for an admin account's passkey (owners), and the console.
+    let signIn = services.adminSignIn
+    admin.post("admins/:id/enrollment") { _, context -> Response in
+        try JSONResponse.make(
+            try await signIn.enrollmentLink(accountID: try context.parameters.require("id"), issuer: services.settings.issuer), status: .created)
     }
-    if let custom = services.customRegistration { CustomRegistrationController(service: custom).addAdmin(to: admin) }
-    if let audit = services.audit { AuditController(audit: audit).addAdmin(to: admin) }
-    if let signIn = services.adminSignIn {
-        // An enrollment link for an admin account's passkey (owners), and the console.
-        admin.post("admins/:id/enrollment") { _, context -> Response in
-            try JSONResponse.make(
-                try await signIn.enrollmentLink(accountID: try context.parameters.require("id"), issuer: services.settings.issuer), status: .created)
-        }
-        ConsoleController(services: services, signIn: signIn, renderer: pages.console).add(to: router, limited: limited)
-    }
+    ConsoleController(services: services, signIn: signIn, renderer: pages.console).add(to: router, limited: limited)
     if let metrics = services.metrics {
         // Prometheus scrapes with an admin token (`Authorization: Bearer`).
         router.group("metrics")
@@ -112,7 +102,7 @@ public func buildRouter(_ services: LatchServices, pages: WebPages) -> Router<La
                     admins: services.adminTokenGate, failures: RateLimiter(perMinute: services.settings.adminFailuresPerMinute, now: now))
             )
             .group(context: AdminContext.self)
-            .add(middleware: AdminPolicyMiddleware(audit: services.audit?.recorder))
+            .add(middleware: AdminPolicyMiddleware(audit: services.audit.recorder))
             .get { _, _ -> Response in metrics.response() }
     }
     methods.record(router.routes)

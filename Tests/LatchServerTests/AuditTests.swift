@@ -194,7 +194,7 @@ struct AuditTests {
             let reuse = try await Self.records(client, "&type=token.reuse_detected").first
             #expect(reuse?.subject == registered.userId && reuse?.session != nil)
             // Sealed within a second by the server; here, at once.
-            #expect(try await deployment.services.audit?.sealPending() ?? 0 > 0)
+            #expect(try await deployment.services.audit.sealPending() ?? 0 > 0)
             let all = try await Self.records(client)
             #expect(all.allSatisfy { $0.address != nil && $0.mac != nil && $0.position != nil })
             #expect(try await client.admin(.get, "/admin/v1/audit/verify").decode(AuditVerificationView.self).checked == all.count)
@@ -213,7 +213,7 @@ struct AuditTests {
             _ = try await client.admin(.post, "/admin/v1/clients", AdminClientRequest(clientId: "app2"))
             let unsealed = try await Self.records(client)
             #expect(unsealed.count == 7 && unsealed.allSatisfy { $0.position == nil && $0.mac == nil })
-            #expect(try await deployment.services.audit?.sealPending() == 7)
+            #expect(try await deployment.services.audit.sealPending() == 7)
             let all = try await Self.records(client)
             #expect(all.map(\.type) == ["admin.clients.create"] + Array(repeating: "user.registered", count: 5) + ["admin.issuers.create"])
             #expect(try await Self.records(client, "&type=admin.").count == 2)
@@ -296,13 +296,13 @@ struct AuditTests {
             let total = try await Self.records(client).count
             deployment.clock.advance(by: 2 * 86_400)
             _ = try await client.signInFederated(subject: "ann")
-            let purged = try await deployment.services.audit?.purgeExpired()
+            let purged = try await deployment.services.audit.purgeExpired()
             #expect(purged == total)
             let left = try await Self.records(client)
             #expect(left.map(\.type) == ["audit.purged", "signin.succeeded"])
             let verified = try await client.admin(.get, "/admin/v1/audit/verify").decode(AuditVerificationView.self)
             #expect(verified.verified && verified.anchorSeq == Int64(total) && verified.checked == 2)
-            #expect(try await deployment.services.audit?.purgeExpired() == 0)
+            #expect(try await deployment.services.audit.purgeExpired() == 0)
         }
     }
 }

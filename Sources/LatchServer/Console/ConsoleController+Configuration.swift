@@ -57,7 +57,7 @@ extension ConsoleController {
         addPage(console, "custom-providers", route: "GET /admin/v1/custom-providers", ConsolePages.customProviders)
         console.post("custom-providers/:id/enabled") { request, context in
             await handle(request, context, route: "PATCH /admin/v1/custom-providers/{id}", page: pages(request).customProviders) { _, form in
-                guard let custom = services.customRegistration else { throw LatchError.notFound(pages(request).w(.customRegistrationNotServed)) }
+                let custom = services.customRegistration
                 guard let enabled = form["enabled"].flatMap(Bool.init) else { throw LatchError.invalidInput(pages(request).w(.enabledMustBe)) }
                 var patch = AdminCustomProviderPatch()
                 patch.enabled = enabled
@@ -67,7 +67,7 @@ extension ConsoleController {
         }
         console.post("custom-providers/:id/delete") { request, context in
             await handle(request, context, route: "DELETE /admin/v1/custom-providers/{id}", page: pages(request).customProviders) { _, _ in
-                guard let custom = services.customRegistration else { throw LatchError.notFound(pages(request).w(.customRegistrationNotServed)) }
+                let custom = services.customRegistration
                 try await custom.deleteProvider(id: try context.parameters.require("id"))
                 return .redirect("/console/custom-providers?done=deleted-provider")
             }

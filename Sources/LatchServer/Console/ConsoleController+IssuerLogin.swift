@@ -53,7 +53,7 @@ extension ConsoleController {
     }
 
     func issuerLoginService(_ request: Request) throws -> IssuerLoginService {
-        guard let service = services.issuerLogin else { throw LatchError.notFound(pages(request).w(.issuerLoginNotServed)) }
+        let service = services.issuerLogin
         return service
     }
 }

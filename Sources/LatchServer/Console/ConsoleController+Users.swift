@@ -89,7 +89,7 @@ extension ConsoleController {
     func addAuthenticators(to console: RouterGroup<LatchRequestContext>) {
         console.post("users/:id/authenticators/:authenticator/delete") { request, context in
             await handle(request, context, route: "DELETE /admin/v1/users/{id}/authenticators/{authenticator}") { _, _ in
-                guard let fido = services.fido else { throw LatchError.notFound(pages(request).w(.fidoNotServed)) }
+                let fido = services.fido
                 let id = try context.parameters.require("id")
                 try await fido.adminDelete(userID: id, authenticatorID: try context.parameters.require("authenticator"))
                 return .redirect("/console/users/\(Self.encoded(id))?done=deleted-authenticator")
@@ -97,7 +97,7 @@ extension ConsoleController {
         }
         console.post("users/:id/authenticators/:authenticator/unlock") { request, context in
             await handle(request, context, route: "POST /admin/v1/users/{id}/authenticators/{authenticator}/unlock") { _, _ in
-                guard let fido = services.fido else { throw LatchError.notFound(pages(request).w(.fidoNotServed)) }
+                let fido = services.fido
                 let id = try context.parameters.require("id")
                 _ = try await fido.unlock(userID: id, authenticatorID: try context.parameters.require("authenticator"))
                 return .redirect("/console/users/\(Self.encoded(id))?done=unlocked")
@@ -113,7 +113,7 @@ extension ConsoleController {
         }
         console.post("oob") { request, context in
             await handle(request, context, route: "POST /admin/v1/users/{id}/enrollments") { _, form in
-                guard let oob = services.oob else { throw LatchError.notFound(pages(request).w(.oobNotServed)) }
+                let oob = services.oob
                 guard let userID = form["user"]?.trimmingCharacters(in: .whitespaces), !userID.isEmpty else {
                     throw LatchError.invalidInput(pages(request).w(.userIdRequired))
                 }

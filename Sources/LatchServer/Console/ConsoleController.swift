@@ -32,7 +32,7 @@ struct ConsoleController {
         pageServices = ConsolePages.Services(
             issuer: services.settings.issuer, admin: services.admin, signIn: signIn, fido: services.fido, oob: services.oob,
             issuerLogin: services.issuerLogin, customRegistration: services.customRegistration, audit: services.audit,
-            browserSignIn: services.authorization != nil, clock: services.clock)
+            clock: services.clock)
         secureCookies = services.settings.issuer.lowercased().hasPrefix("https://")
     }
 
@@ -53,7 +53,7 @@ struct ConsoleController {
 
     var issuer: String { services.settings.issuer }
     var admin: AdminService { services.admin }
-    var recorder: AuditRecorder? { services.audit?.recorder }
+    var recorder: AuditRecorder? { services.audit.recorder }
 
     /// What a console handler answers.
     enum Outcome {

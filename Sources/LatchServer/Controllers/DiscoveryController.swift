@@ -13,20 +13,13 @@ struct DiscoveryController {
     let scopes: [String]
     let grantTypes: [String]
     let proofTypes: [String]
-    /// Whether `/oauth2/introspect` is served (issuer logins).
-    var introspection = false
-    /// Whether custom registration is served (its providers are listed at `/v1/custom-registrations/providers`).
-    var customRegistration = false
     /// Whether DPoP proofs are accepted (RFC 9449 §5.1).
     var dpop = false
-    /// Whether the authorization endpoint (browser sign-in through upstream identity providers) is served.
-    var authorization = false
 
     var endpoints: RouteCollection<LatchRequestContext> {
         let routes = RouteCollection(context: LatchRequestContext.self)
         let metadata = Self.metadata(
-            issuer: issuer, algorithms: algorithms, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, introspection: introspection,
-            customRegistration: customRegistration, dpop: dpop, authorization: authorization)
+            issuer: issuer, algorithms: algorithms, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, dpop: dpop)
         routes.get(".well-known/openid-configuration") { _, _ in
             JSONResponse.make(bytes: metadata, noStore: false, maxAge: 300)
         }
@@ -43,40 +36,33 @@ struct DiscoveryController {
     }
 
     static func metadata(
-        issuer: String, algorithms: [String], scopes: [String], grantTypes: [String], proofTypes: [String], introspection: Bool = false,
-        customRegistration: Bool = false, dpop: Bool = false, authorization: Bool = false
+        issuer: String, algorithms: [String], scopes: [String], grantTypes: [String], proofTypes: [String], dpop: Bool = false
     ) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 1024)
         writer.beginObject()
         writer.member("issuer", issuer)
         writer.member("jwks_uri", issuer + "/.well-known/jwks.json")
-        if authorization {
-            writer.member("authorization_endpoint", issuer + "/oauth2/authorize")
-            // OpenID Connect RP-Initiated Logout 1.0 §2.1.
-            writer.member("end_session_endpoint", issuer + "/oauth2/logout")
-        }
+        writer.member("authorization_endpoint", issuer + "/oauth2/authorize")
+        // OpenID Connect RP-Initiated Logout 1.0 §2.1.
+        writer.member("end_session_endpoint", issuer + "/oauth2/logout")
         writer.member("token_endpoint", issuer + "/oauth2/token")
         writer.member("userinfo_endpoint", issuer + "/oauth2/userinfo")
         writer.member("revocation_endpoint", issuer + "/oauth2/revoke")
-        if introspection {
-            // RFC 8414 §2; resource servers authenticate with the credential the admin created for them.
-            writer.member("introspection_endpoint", issuer + "/oauth2/introspect")
-            writer.member("introspection_endpoint_auth_methods_supported", ["client_secret_basic"])
-        }
+        // RFC 8414 §2; resource servers authenticate with the credential the admin created for them.
+        writer.member("introspection_endpoint", issuer + "/oauth2/introspect")
+        writer.member("introspection_endpoint_auth_methods_supported", ["client_secret_basic"])
         writer.member("grant_types_supported", grantTypes)
-        // Only what `/oauth2/authorize` accepts (RFC 8414 §2, OpenID Connect Discovery 1.0 §3): the code flow, and
-        // nothing without an authorization endpoint. (`none`, OAuth 2.0 Multiple Response Type Encoding Practices §4,
-        // is refused there with `unsupported_response_type`.)
-        writer.member("response_types_supported", authorization ? ["code"] : [String]())
-        if authorization {
-            writer.member("response_modes_supported", ["query"])
-            // RFC 7636: S256 only (`plain` is refused, RFC 9700 §2.1.1).
-            writer.member("code_challenge_methods_supported", ["S256"])
-            // RFC 9207: every authorization response carries `iss`.
-            writer.key("authorization_response_iss_parameter_supported")
-            writer.write(JSONValue.bool(true))
-            writer.member("prompt_values_supported", ["none", "login", "consent", "select_account"])
-        }
+        // Only what `/oauth2/authorize` accepts (RFC 8414 §2, OpenID Connect Discovery 1.0 §3): the code flow.
+        // (`none`, OAuth 2.0 Multiple Response Type Encoding Practices §4, is refused there with
+        // `unsupported_response_type`.)
+        writer.member("response_types_supported", ["code"])
+        writer.member("response_modes_supported", ["query"])
+        // RFC 7636: S256 only (`plain` is refused, RFC 9700 §2.1.1).
+        writer.member("code_challenge_methods_supported", ["S256"])
+        // RFC 9207: every authorization response carries `iss`.
+        writer.key("authorization_response_iss_parameter_supported")
+        writer.write(JSONValue.bool(true))
+        writer.member("prompt_values_supported", ["none", "login", "consent", "select_account"])
         // OpenID Connect Discovery 1.0 §3: an absent `request_uri_parameter_supported` means true, and
         // `/oauth2/authorize` refuses both `request_uri` and `request` (OpenID Connect Core 1.0 §6).
         writer.key("request_parameter_supported")
@@ -94,14 +80,11 @@ struct DiscoveryController {
         // Latch's own: the user-registration proof types (`challengeType` of POST /v1/registrations) accepted here.
         // (Not `registration_endpoint`: that name is RFC 7591 dynamic client registration.)
         writer.member("registration_proof_types_supported", proofTypes)
-        if customRegistration {
-            // Latch's own: the enabled custom identity providers (they change at run time, so a list of their own).
-            writer.member("custom_registration_providers_endpoint", issuer + "/v1/custom-registrations/providers")
-        }
+        // Latch's own: the enabled custom identity providers (they change at run time, so a list of their own).
+        writer.member("custom_registration_providers_endpoint", issuer + "/v1/custom-registrations/providers")
         writer.member(
             "claims_supported",
-            ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "sid", "username"] + (authorization ? ["nonce"] : [])
-                + (introspection ? ["consumers"] : []))
+            ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "sid", "username", "nonce", "consumers"])
         writer.endObject()
         return writer.bytes
     }

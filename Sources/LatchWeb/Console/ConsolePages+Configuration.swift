@@ -27,7 +27,7 @@ extension ConsolePages {
     public func customProviders(_ session: ConsoleSession) async throws -> ConsoleView {
         var view = View(w(.customRegistrationProviders), area: "custom-providers")
         var section = Section("custom-providers", intro: w(.operatorServicesThatDecide))
-        let providers = try await services.customRegistration?.providers().customProviders ?? []
+        let providers = try await services.customRegistration.providers().customProviders
         let mayChange = may(session, "PATCH /admin/v1/custom-providers/{id}")
         let mayDelete = may(session, "DELETE /admin/v1/custom-providers/{id}")
         section.table = View.Table(
@@ -57,7 +57,7 @@ extension ConsolePages {
         var view = View(w(.upstreamIdentityProviders), area: "upstream-idps")
         let mayDelete = may(session, "DELETE /admin/v1/upstream-idps/{id}")
         var section = Section("upstream-idps", intro: w(.openidProvidersUsersSign))
-        let idps = services.browserSignIn ? try await admin.upstreamIdPList(issuer: services.issuer).upstreamIdps : []
+        let idps = try await admin.upstreamIdPList(issuer: services.issuer).upstreamIdps
         section.table = View.Table(
             id: "upstream-idps-table", columns: [w(.id), w(.name), w(.issuer), w(.client), w(.scopes), w(.callbackURL)],
             rows: idps.map {

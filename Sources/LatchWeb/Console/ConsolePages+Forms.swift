@@ -33,7 +33,7 @@ extension ConsolePages {
     }
 
     func addUpstreamIdPSection(_ session: ConsoleSession) -> Section? {
-        guard services.browserSignIn, may(session, "POST /admin/v1/upstream-idps") else { return nil }
+        guard may(session, "POST /admin/v1/upstream-idps") else { return nil }
         return addSection(
             "new-idp", heading: .addAnUpstreamIdentity, intro: .latchReadsTheProvider, form: "add-idp", action: "/console/upstream-idps",
             fields: [
@@ -61,7 +61,7 @@ extension ConsolePages {
     }
 
     func addCustomProviderSection(_ session: ConsoleSession) -> Section? {
-        guard services.customRegistration != nil, may(session, "POST /admin/v1/custom-providers") else { return nil }
+        guard may(session, "POST /admin/v1/custom-providers") else { return nil }
         return addSection(
             "new-provider", heading: .addACustomRegistration, intro: .yourServiceDecidesEach, form: "add-provider", action: "/console/custom-providers",
             fields: [

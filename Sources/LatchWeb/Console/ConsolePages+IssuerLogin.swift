@@ -6,10 +6,7 @@ import LatchModel
 extension ConsolePages {
     public func loginIssuers(_ session: ConsoleSession) async throws -> ConsoleView {
         var view = View(w(.loginIssuers), area: "login-issuers")
-        guard let service = services.issuerLogin else {
-            view.sections = [Section("login-issuers", intro: w(.issuerLoginIsNot))]
-            return view
-        }
+        let service = services.issuerLogin
         view.sections = [loginIssuersSection(session, try await service.issuers().loginIssuers)]
         if may(session, "POST /admin/v1/login-issuers") { view.sections.append(addLoginIssuerSection()) }
         if may(session, "GET /admin/v1/resource-servers") { view.sections.append(try await resourceServersSection(session, service)) }

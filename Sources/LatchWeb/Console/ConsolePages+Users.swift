@@ -37,13 +37,14 @@ extension ConsolePages {
         let base = "/console/users/" + Self.encoded(user.id)
         var view = View(w(.userX, user.username), area: "users")
         view.sections = [profile(user, session: session, base: base), try await sessions(user, session: session, base: base), try await devices(user)]
-        if let fido = services.fido { view.sections.append(try await authenticators(user, fido: fido, session: session, base: base)) }
-        if services.oob != nil, may(session, "POST /admin/v1/users/{id}/enrollments") {
+        view.sections.append(try await authenticators(user, fido: services.fido, session: session, base: base))
+        if may(session, "POST /admin/v1/users/{id}/enrollments") {
             var oob = Section("oob", heading: w(.enrollOutOfBand))
             oob.links = [("oob-link", w(.showAnEnrollmentQR), "/console/oob?user=" + Self.encoded(user.id))]
             view.sections.append(oob)
         }
-        if let audit = services.audit, may(session, "GET /admin/v1/audit") {
+        if may(session, "GET /admin/v1/audit") {
+            let audit = services.audit
             var events = Section("security-events", heading: w(.recentSecurityEvents))
             events.table = View.Table(
                 id: "security-events-table", columns: [w(.time), w(.event), w(.detail)],

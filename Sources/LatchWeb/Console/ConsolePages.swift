@@ -15,18 +15,16 @@ public struct ConsolePages: Sendable {
         public var issuer: String
         public var admin: AdminService
         public var signIn: AdminSignIn
-        public var fido: FidoService?
-        public var oob: OutOfBandService?
-        public var issuerLogin: IssuerLoginService?
-        public var customRegistration: CustomRegistrationService?
-        public var audit: AuditLog?
-        /// Whether browser sign-in (upstream identity providers) is served.
-        public var browserSignIn: Bool
+        public var fido: FidoService
+        public var oob: OutOfBandService
+        public var issuerLogin: IssuerLoginService
+        public var customRegistration: CustomRegistrationService
+        public var audit: AuditLog
         public var clock: LatchClock
 
         public init(
-            issuer: String, admin: AdminService, signIn: AdminSignIn, fido: FidoService?, oob: OutOfBandService?, issuerLogin: IssuerLoginService?,
-            customRegistration: CustomRegistrationService?, audit: AuditLog?, browserSignIn: Bool, clock: LatchClock
+            issuer: String, admin: AdminService, signIn: AdminSignIn, fido: FidoService, oob: OutOfBandService, issuerLogin: IssuerLoginService,
+            customRegistration: CustomRegistrationService, audit: AuditLog, clock: LatchClock
         ) {
             self.issuer = issuer
             self.admin = admin
@@ -36,7 +34,6 @@ public struct ConsolePages: Sendable {
             self.issuerLogin = issuerLogin
             self.customRegistration = customRegistration
             self.audit = audit
-            self.browserSignIn = browserSignIn
             self.clock = clock
         }
     }
@@ -107,7 +104,8 @@ public struct ConsolePages: Sendable {
         var view = View(w(.overview), area: "overview")
         let now = services.clock.seconds()
         var activity = Section("activity", heading: w(.activity))
-        if let audit = services.audit, may(session, "GET /admin/v1/audit") {
+        if may(session, "GET /admin/v1/audit") {
+            let audit = services.audit
             func count(_ type: String, since: Int64) async throws -> String {
                 let page = try await audit.page(AuditLog.Filters(type: type, since: String(since), limit: "500"))
                 return page.nextCursor == nil ? String(page.records.count) : "500+"
