@@ -53,7 +53,7 @@ struct ConsoleController {
 
     var issuer: String { services.settings.issuer }
     var admin: AdminService { services.admin }
-    var recorder: AuditRecorder? { services.audit.recorder }
+    var recorder: AuditRecorder { services.audit.recorder }
 
     /// What a console handler answers.
     enum Outcome {
@@ -112,7 +112,7 @@ struct ConsoleController {
         case .success(let session): return .signedIn(session)
         case .failure(let refusal):
             if refusal == .forged {
-                await recorder?.recordAlone(.admin("console", "session_refused"), actor: "anonymous", detail: "a console cookie Latch did not seal")
+                await recorder.recordAlone(.admin("console", "session_refused"), actor: "anonymous", detail: "a console cookie Latch did not seal")
             }
             var response = redirect("/console/sign-in?reason=" + (refusal == .idle ? "idle" : refusal == .ended ? "ended" : "invalid"))
             response.headers.append(setCookie(nil))
@@ -155,14 +155,14 @@ struct ConsoleController {
         do {
             try AdminPolicy.check(session.caller.role, method: parts[0], template: parts[1])
         } catch {
-            await recorder?.recordAlone(
+            await recorder.recordAlone(
                 .admin("access", "forbidden"), actor: "admin", detail: "console: role \(session.caller.role.rawValue) refused \(route): \(error.message)")
             return render(notices.refused(.role(error.message)), session: session, for: request)
         }
         var form: [String: String] = [:]
         if request.method == .post {
             guard let buffer = try? await request.body.collect(upTo: Self.maximumFormBytes) else {
-                await recorder?.recordAlone(.admin("console", "form_refused"), actor: "admin", detail: "\(route): a form over 16 KiB")
+                await recorder.recordAlone(.admin("console", "form_refused"), actor: "admin", detail: "\(route): a form over 16 KiB")
                 return render(notices.refused(.formTooLarge), session: session, for: request)
             }
             guard let parsed = try? buffer.withUnsafeReadableBytes({ try FormURLEncoded.parse($0, repeatable: []) }) else {
@@ -172,7 +172,7 @@ struct ConsoleController {
             // Same origin only (browsers send Origin with every form post), and the session's CSRF token.
             let origin = request.headers[.origin]
             guard origin == nil || origin == Self.origin(of: issuer), signIn.checkCSRF(form["csrf"], session: session) else {
-                await recorder?.recordAlone(
+                await recorder.recordAlone(
                     .admin("console", "csrf_refused"), actor: "admin",
                     detail: "\(route): \(form["csrf"] == nil ? "no CSRF token" : "a wrong CSRF token")\(origin.map { " from origin \($0.prefix(100))" } ?? "")")
                 return render(notices.refused(.staleForm), session: session, for: request)
@@ -326,7 +326,7 @@ struct ConsoleController {
             throw LatchError(.unauthorized, "the console session ended; sign in again")
         }
         guard signIn.checkCSRF(request.headers[.csrfToken], session: session) else {
-            await recorder?.recordAlone(.admin("console", "csrf_refused"), actor: "admin:\(session.caller.accountID)/\(session.caller.tokenID)", detail: "re-authentication without its CSRF token")
+            await recorder.recordAlone(.admin("console", "csrf_refused"), actor: "admin:\(session.caller.accountID)/\(session.caller.tokenID)", detail: "re-authentication without its CSRF token")
             throw LatchError(.invalidCSRFToken, "the CSRF token is missing or wrong")
         }
         return session

@@ -122,7 +122,7 @@ struct AdminTokenMiddleware: RouterMiddleware {
 /// on its own.
 struct AdminPolicyMiddleware: RouterMiddleware {
     typealias Context = AdminContext
-    var audit: AuditRecorder?
+    var audit: AuditRecorder
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // The router sets the template before the route's group middleware runs; without one, nothing is allowed.
@@ -133,7 +133,7 @@ struct AdminPolicyMiddleware: RouterMiddleware {
         } catch let error as LatchError where error.code == .forbidden {
             // The route refused for the role, or an escalation the engine refused (a token or account above the
             // caller's role).
-            await audit?.recordAlone(
+            await audit.recordAlone(
                 .admin("access", "forbidden"), actor: "admin",
                 detail: "role \(context.role.rawValue) refused \(request.method.rawValue) \(template): \(error.message)")
             throw error
