@@ -298,7 +298,7 @@ let package = Package(
         ),
         .testTarget(
             name: "LatchQRTests",
-            dependencies: ["LatchQR"],
+            dependencies: ["LatchQR", "LatchTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -14,19 +14,29 @@ import Darwin
 /// directory entry ends a page (fixed upstream in swift-corelibs-foundation PR 5472). A test suite that starts
 /// processes in parallel met it about one run in five.
 ///
-/// The child gets the given environment, stdin from `/dev/null`, stdout and stderr written to `outputPath` (from
-/// its start), and none of the parent's other descriptors (where the C library can close them: glibc 2.34+).
+/// The child gets the given environment, stdin from `/dev/null`, stdout written to `outputPath` (from its start),
+/// stderr there too or to `errorPath` when one is given, and none of the parent's other descriptors (where the C
+/// library can close them: glibc 2.34+).
+///
+/// Waiting for a child never blocks a thread: tests run on Swift's cooperative pool, which has one thread per core
+/// (two on CI), and a test blocked in `waitpid` or a pipe read holds back every other test's servers and clients.
 public final class ChildProcess: Sendable {
     public let pid: pid_t
     private let status = Locked<Int32?>(nil)
 
-    public init(executable: String, arguments: [String], environment: [String: String], outputPath: String) throws {
+    public init(
+        executable: String, arguments: [String], environment: [String: String], outputPath: String, errorPath: String? = nil
+    ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        if let errorPath {
+            posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        } else {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         Self.closeFrom(3, in: &actions)
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -55,6 +65,24 @@ public final class ChildProcess: Sendable {
             throw SpawnError(description: "\(executable) \(arguments) timed out after \(timeout) s: \(Self.read(output).suffix(2000))")
         }
         return (status, Self.read(output))
+    }
+
+    /// Runs `executable` to completion (at most `timeout` seconds) with stderr discarded: its exit status and the
+    /// bytes it wrote to stdout, unchanged.
+    public static func runCapturingStandardOutput(
+        _ executable: String, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        timeout: Double = 120
+    ) async throws -> (status: Int32, output: [UInt8]) {
+        let output = NSTemporaryDirectory() + "latch-run-\(UUID().uuidString).out"
+        defer { unlink(output) }
+        let child = try ChildProcess(
+            executable: executable, arguments: arguments, environment: environment, outputPath: output, errorPath: "/dev/null")
+        guard let status = await child.waitForExit(timeout: timeout) else {
+            child.signal(SIGKILL)
+            _ = await child.waitForExit(timeout: 5)
+            throw SpawnError(description: "\(executable) \(arguments) timed out after \(timeout) s")
+        }
+        return (status, Array((try? Data(contentsOf: URL(fileURLWithPath: output))) ?? Data()))
     }
 
     static func read(_ path: String) -> String {

@@ -1,4 +1,5 @@
 import Foundation
+import LatchTesting
 import Testing
 @testable import LatchQR
 
@@ -182,7 +183,6 @@ func inflateStored(_ z: [UInt8]) throws -> (data: [UInt8], blocks: Int) {
 
 enum Zbar {
     static let executable: String? = find("zbarimg")
-    static let timeoutTool: String? = find("timeout")
     static var missingAllowed: Bool {
         ProcessInfo.processInfo.environment["LATCH_QR_ALLOW_NO_ZBAR"] == "1"
     }
@@ -205,10 +205,9 @@ enum Zbar {
     }
 
     /// Runs `zbarimg --raw -q`, QR codes only (other symbologies can see a false EAN in a QR code's modules), plus
-    /// `-Sbinary` when asked, on the PNG
-    /// (bounded to 60 s via coreutils `timeout` when available). Returns the
-    /// exit status and standard output.
-    static func decode(_ png: [UInt8], binary: Bool = false) throws -> (status: Int32, output: [UInt8]) {
+    /// `-Sbinary` when asked, on the PNG (at most 60 s; waiting blocks no thread). Returns the exit status and
+    /// standard output.
+    static func decode(_ png: [UInt8], binary: Bool = false) async throws -> (status: Int32, output: [UInt8]) {
         guard let zbar = executable else { throw PNGCheckError.malformed("zbarimg missing") }
         let file = FileManager.default.temporaryDirectory
             .appendingPathComponent("latchqr-\(UUID().uuidString).png")
@@ -218,26 +217,12 @@ enum Zbar {
         var arguments = ["--raw", "-q", "-Sdisable", "-Sqrcode.enable"]
         if binary { arguments.append("-Sbinary") }
         arguments.append(file.path)
-        let process = Process()
-        if let timeout = timeoutTool {
-            process.executableURL = URL(fileURLWithPath: timeout)
-            process.arguments = ["60", zbar] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: zbar)
-            process.arguments = arguments
-        }
-        let stdout = Pipe()
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, Array(output))
+        return try await ChildProcess.runCapturingStandardOutput(zbar, arguments, timeout: 60)
     }
 
     /// Decoded text with zbarimg's trailing newline removed.
-    static func decodeText(_ png: [UInt8]) throws -> (status: Int32, text: String) {
-        var (status, output) = try decode(png)
+    static func decodeText(_ png: [UInt8]) async throws -> (status: Int32, text: String) {
+        var (status, output) = try await decode(png)
         if output.last == UInt8(ascii: "\n") { output.removeLast() }
         return (status, String(decoding: output, as: UTF8.self))
     }

@@ -70,20 +70,20 @@ struct ZbarDecodeTests {
     }
 
     @Test("decodes to the payload", arguments: decodeCases)
-    func roundTrip(_ testCase: DecodeCase) throws {
+    func roundTrip(_ testCase: DecodeCase) async throws {
         guard Zbar.executable != nil else {
             Issue.record(Zbar.missingMessage)
             return
         }
         let code = try QRCode(testCase.text, errorCorrection: testCase.level, minimumVersion: testCase.minimumVersion)
         if let version = testCase.expectedVersion { #expect(code.version == version) }
-        let (status, text) = try Zbar.decodeText(code.png(scale: testCase.scale, border: 4))
+        let (status, text) = try await Zbar.decodeText(code.png(scale: testCase.scale, border: 4))
         #expect(status == 0, "zbarimg exit status \(status) for v\(code.version) mask \(code.mask)")
         #expect(text == testCase.text, "v\(code.version) mask \(code.mask): decoded \(text.utf8.count) bytes")
     }
 
     @Test("negative control: an image without a symbol does not decode")
-    func negativeControl() throws {
+    func negativeControl() async throws {
         guard Zbar.executable != nil else {
             Issue.record(Zbar.missingMessage)
             return
@@ -91,13 +91,13 @@ struct ZbarDecodeTests {
         let side = 120
         let white = PNG.grayscale(width: side, height: side, bitDepth: 1,
                                   scanlines: [UInt8](repeating: 0xFF, count: PNG.rowBytes(width: side, bitDepth: 1) * side))
-        let (status, text) = try Zbar.decodeText(white)
+        let (status, text) = try await Zbar.decodeText(white)
         #expect(status != 0)
         #expect(text.isEmpty)
     }
 
     @Test("every data mask decodes (forced), version 8 with version information", arguments: Array(0..<8))
-    func forcedMask(_ mask: Int) throws {
+    func forcedMask(_ mask: Int) async throws {
         guard Zbar.executable != nil else {
             Issue.record(Zbar.missingMessage)
             return
@@ -105,13 +105,13 @@ struct ZbarDecodeTests {
         let text = Payloads.url(150)
         let code = try QRCode(Array(text.utf8), errorCorrection: .medium, minimumVersion: 8, forcedMask: mask)
         #expect(code.version == 8 && code.mask == mask)
-        let (status, decoded) = try Zbar.decodeText(code.png())
+        let (status, decoded) = try await Zbar.decodeText(code.png())
         #expect(status == 0)
         #expect(decoded == text, "mask \(mask)")
     }
 
     @Test("binary payload round trip with zbarimg -Sbinary (raw bytes, no charset guessing)")
-    func binaryRoundTrip() throws {
+    func binaryRoundTrip() async throws {
         guard Zbar.executable != nil else {
             Issue.record(Zbar.missingMessage)
             return
@@ -120,7 +120,7 @@ struct ZbarDecodeTests {
         for length in [1, 64, 333] {
             let payload = Payloads.randomBytes(length, rng: &rng)
             let code = try QRCode(payload, errorCorrection: .quartile)
-            let (status, output) = try Zbar.decode(code.png(), binary: true)
+            let (status, output) = try await Zbar.decode(code.png(), binary: true)
             #expect(status == 0)
             // -Sbinary writes the bytes as-is; --raw may add one newline.
             var bytes = output

@@ -143,6 +143,9 @@ func makeVerifier(
     var configuration = ResourceServerConfiguration(issuer: Tokens.issuer, audience: Tokens.audience)
     configuration.jwksURL = base + "/.well-known/jwks.json"
     configuration.externalBaseURL = Tokens.externalBaseURL
+    // The stand-in answers at once; the default 5 s was overrun under a whole-suite run on two cores, where this
+    // fetch waits for a turn on the cooperative pool behind every other test (tests of the timeout set their own).
+    configuration.jwksFetchTimeout = .seconds(30)
     configure(&configuration)
     return try AccessTokenVerifier(configuration: configuration, introspector: introspector, clock: { clock.now })
 }

@@ -109,8 +109,8 @@ struct SQLiteStoreTests {
                 .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
         }
         try await withStore { _, _ in
-            // The checkpoint thread names itself when it first runs: wait for that, at most 5 s.
-            let deadline = ContinuousClock.now + .seconds(5)
+            // The checkpoint thread names itself when it first runs: wait for that, at most 30 s.
+            let deadline = ContinuousClock.now + .seconds(30)
             while !names().isSuperset(of: ["latch-db-writer", "latch-db-ckpt"]), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }

@@ -69,7 +69,7 @@ extension FederationFlowTests {
         try await Peer.upstreamProvider.require()
         let directory = TemporaryDirectory(prefix: "latch-upstream-pkjwt")
         defer { directory.remove() }
-        let deployment = try await Deployment.make(clock: .running()) { $0.federation.upstreamTimeout = 5 }
+        let deployment = try await Deployment.make(clock: .running()) { $0.federation.upstreamTimeout = 20 }
         // The upstream fetches Latch's JWKS: here from a static file server (the deployment runs in-process).
         try Data(deployment.services.keys.jwksJSON).write(to: URL(fileURLWithPath: directory.path + "/jwks.json"))
         let files = try ChildProcess(

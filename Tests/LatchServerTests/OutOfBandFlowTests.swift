@@ -10,7 +10,7 @@ import Testing
 
 /// Decodes a `data:image/png;base64,…` QR code with zbarimg (Debian's zbar-tools), as a phone's camera would — QR
 /// codes only: with every symbology on, zbar now and then also reports a false EAN-8 among a QR code's modules.
-func zbarDecode(dataURI: String) throws -> String {
+func zbarDecode(dataURI: String) async throws -> String {
     let prefix = "data:image/png;base64,"
     guard dataURI.hasPrefix(prefix), let png = Data(base64Encoded: String(dataURI.dropFirst(prefix.count))) else {
         throw QRDecodeError("not a PNG data URI")
@@ -22,15 +22,9 @@ func zbarDecode(dataURI: String) throws -> String {
     guard let zbar = ["/usr/bin/zbarimg", "/usr/local/bin/zbarimg"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
         throw QRDecodeError("zbarimg not found: apt-get install -y zbar-tools")
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: zbar)
-    process.arguments = ["--raw", "-q", "-Sdisable", "-Sqrcode.enable", file]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw QRDecodeError("zbarimg found no QR code (exit \(process.terminationStatus))") }
+    let (status, data) = try await ChildProcess.runCapturingStandardOutput(
+        zbar, ["--raw", "-q", "-Sdisable", "-Sqrcode.enable", file], timeout: 60)
+    guard status == 0 else { throw QRDecodeError("zbarimg found no QR code (exit \(status))") }
     return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
 }
 
@@ -46,9 +40,9 @@ struct OutOfBandFlowTests {
     }
 
     /// The enrollment's link, read from its QR code by zbarimg, must be the `appLinkUri`; returns the decoded payload.
-    static func scan(_ enrollment: JSONValue) throws -> OutOfBandPayload {
+    static func scan(_ enrollment: JSONValue) async throws -> OutOfBandPayload {
         let dataURI = try #require(enrollment["enrollment"]?["qrCode"]?["dataUri"]?.stringValue)
-        let link = try zbarDecode(dataURI: dataURI)
+        let link = try await zbarDecode(dataURI: dataURI)
         #expect(link == enrollment["enrollment"]?["appLinkUri"]?.stringValue)
         #expect(link.hasPrefix("https://latch.test/open?payload="))
         return try OutOfBandPayload(decoding: link)
@@ -74,7 +68,7 @@ struct OutOfBandFlowTests {
             #expect(enrollment["userId"] == "customer-42" && enrollment["username"] == "customer42" && enrollment["status"] == "pending")
             #expect(enrollment["enrollment"]?["qrCode"]?["type"] == "image/png")
             #expect(try await Self.status(client, enrollment)["status"] == "pending")
-            let payload = try Self.scan(enrollment)
+            let payload = try await Self.scan(enrollment)
             #expect(payload.data.redeem_url == "https://latch.test/v1/oob/redeem/registration")
 
             // The phone redeems and runs the registration ceremony.
@@ -113,7 +107,7 @@ struct OutOfBandFlowTests {
             // The admin's enrollment is audited: the user it created and the enrollment it requested, in one unit.
             let records = try await client.admin(.get, "/admin/v1/audit").decode(AuditPage.self).records
             #expect(records.map(\.type) == ["oob.requested", "user.registered"] && records.allSatisfy { $0.actor == "admin:adm_root/env" })
-            let payload = try Self.scan(enrollment)
+            let payload = try await Self.scan(enrollment)
             let before = try await deployment.count("oob_transactions")
             #expect(try await Self.post(client, "/v1/oob/redeem/registration", .object(["token": "lot_unknown"])).code == "oob_token_unknown")
             #expect(try await Self.post(client, "/v1/oob/redeem/authentication", .object(["token": .string(payload.data.token)])).code == "oob_wrong_operation")
@@ -140,7 +134,7 @@ struct OutOfBandFlowTests {
     /// A user `name` with a PIN authenticator enrolled out-of-band; returns the authenticator.
     static func enrolled(_ client: Client, _ name: String) async throws -> TestWebAuthnAuthenticator {
         let enrollment = try await client.admin(.post, "/admin/v1/users/\(name)/enrollments", OutOfBandEnrollmentRequest(createUser: true)).json
-        let redeemed = try await redeem(client, try scan(enrollment))
+        let redeemed = try await redeem(client, try await scan(enrollment))
         let phone = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test", aaguid: LatchAuthenticatorModel.pin.aaguid)
         phone.bindingKey = P256.Signing.PrivateKey()
         let challenge = try #require(redeemed.json["publicKey"]?["challenge"]?.stringValue)
@@ -157,7 +151,7 @@ struct OutOfBandFlowTests {
             func ask(_ message: String) async throws -> (JSONValue, Reply) {
                 let enrollment = try await client.admin(
                     .post, "/admin/v1/users/payer/enrollments", OutOfBandEnrollmentRequest(operation: "authentication", message: message)).json
-                return (enrollment, try await Self.redeem(client, try Self.scan(enrollment)))
+                return (enrollment, try await Self.redeem(client, try await Self.scan(enrollment)))
             }
             // Approve.
             let (first, redeemed) = try await ask("Pay 120 € to ACME?")
@@ -191,7 +185,7 @@ struct OutOfBandFlowTests {
             phone.signWith = nil
             // Deregistration out-of-band: the phone proves possession; the authenticator is gone.
             let removal = try await client.admin(.post, "/admin/v1/users/payer/enrollments", OutOfBandEnrollmentRequest(operation: "deregistration")).json
-            let redeemedRemoval = try await Self.redeem(client, try Self.scan(removal))
+            let redeemedRemoval = try await Self.redeem(client, try await Self.scan(removal))
             let proof = try phone.assertion(challenge: try #require(redeemedRemoval.json["publicKey"]?["challenge"]?.stringValue), userHandle: nil, counter: 0)
             let removed = try await Self.post(client, "/v1/oob/deregistration", .object(["ceremonyId": redeemedRemoval.json["ceremonyId"] ?? .null, "credential": proof]))
             #expect(removed.json["status"] == "succeeded", "\(String(decoding: removed.body, as: UTF8.self))")
@@ -208,7 +202,7 @@ struct OutOfBandFlowTests {
             #expect(try await Self.post(client, "/v1/me/enrollments", .object(["createUser": true]), bearer: bearer).code == "invalid_input")
             let linked = try await Self.post(client, "/v1/me/enrollments", .object([:]), bearer: bearer)
             #expect(linked.status == .created && linked.json["userId"] == .string(user.userId))
-            let redeemed = try await Self.redeem(client, try Self.scan(linked.json))
+            let redeemed = try await Self.redeem(client, try await Self.scan(linked.json))
             let tablet = TestWebAuthnAuthenticator(rpID: "latch.test", origin: "https://latch.test")
             let registered = try await Self.post(
                 client, "/v1/oob/registration",
