@@ -79,3 +79,30 @@ struct MACTokenTests {
         #expect(RefreshTokenCodec(key: key).parse(asRefresh) == nil)
     }
 }
+
+extension MACTokenTests {
+    @Test("Mutated tokens never open and never crash: flipped, cut, lengthened, dotted, non-ASCII (bounded fuzz)")
+    func mutations() throws {
+        let format = MACToken(prefix: "ltk_", domain: "ltk1", maximumLength: 128, key: key)
+        let token = format.seal(["AaIbSession01", "7", ""], bound: ["alice"])
+        #expect(format.open(token, fieldCount: 3, bound: ["alice"]) == ["AaIbSession01", "7", ""])
+        let original = Array(token.utf8)
+        var random = SystemRandomNumberGenerator()
+        let alphabet = Array("AZaz09-_.|=+/ é\u{0}".utf8) + [0xFF]
+        for _ in 0..<3_000 {
+            var bytes = original
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: bytes[Int.random(in: 0..<bytes.count, using: &random)] = alphabet.randomElement(using: &random)!
+            case 1: bytes.removeLast(Int.random(in: 1...bytes.count, using: &random))
+            case 2: bytes.insert(alphabet.randomElement(using: &random)!, at: Int.random(in: 0...bytes.count, using: &random))
+            default: bytes.removeFirst(Int.random(in: 1...bytes.count, using: &random))
+            }
+            let mutated = String(decoding: bytes, as: UTF8.self)
+            guard mutated != token else { continue }
+            #expect(format.open(mutated, fieldCount: 3, bound: ["alice"]) == nil, "\(mutated)")
+        }
+        // Fields that are not ASCII seal and open to the same text.
+        let accented = format.seal(["é", "ü"])
+        #expect(format.open(accented, fieldCount: 2) == ["é", "ü"])
+    }
+}
