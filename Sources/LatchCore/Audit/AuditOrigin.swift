@@ -3,21 +3,64 @@
 public struct AuditOrigin: Sendable, Hashable {
     /// The client's address (after `X-Forwarded-For` when trusted).
     public var address: String?
-    /// The `User-Agent` header, clipped to 256 bytes.
-    public var userAgent: String?
-    /// The request id Latch logs with.
-    public var requestID: String?
+    /// The `User-Agent` header, control characters replaced by `?` and clipped to 256 bytes.
+    ///
+    /// Cleaned when read: the edge sets an origin on every request, and most requests write no audit record.
+    public var userAgent: String? {
+        get { rawUserAgent.map { SecurityEvent.clipped(Self.printable($0), to: 256) } }
+        set { rawUserAgent = newValue }
+    }
+    /// The request id Latch logs with (formatted when read, like ``userAgent``).
+    public var requestID: String? {
+        get { requestIDText ?? requestIDSource?.description }
+        set {
+            requestIDText = newValue
+            requestIDSource = nil
+        }
+    }
     /// The app the request names, when it names one (`client_id`).
     public var clientID: String?
     /// The admin acting (the token id), on admin routes.
     public var admin: String?
 
+    private var rawUserAgent: String?
+    private var requestIDText: String?
+    private var requestIDSource: (any CustomStringConvertible & Sendable)?
+
     public init(address: String? = nil, userAgent: String? = nil, requestID: String? = nil, clientID: String? = nil, admin: String? = nil) {
         self.address = address
-        self.userAgent = userAgent.map { SecurityEvent.clipped($0, to: 256) }
-        self.requestID = requestID
+        self.rawUserAgent = userAgent
+        self.requestIDText = requestID
         self.clientID = clientID
         self.admin = admin
+    }
+
+    /// An origin whose request id is `requestID`'s description, made only when a record needs it (the HTTP edge
+    /// passes the logger's request-id metadata value).
+    public init(address: String?, userAgent: String?, requestID: (any CustomStringConvertible & Sendable)?) {
+        self.init(address: address, userAgent: userAgent)
+        requestIDSource = requestID
+    }
+
+    public static func == (lhs: AuditOrigin, rhs: AuditOrigin) -> Bool {
+        lhs.address == rhs.address && lhs.userAgent == rhs.userAgent && lhs.requestID == rhs.requestID && lhs.clientID == rhs.clientID
+            && lhs.admin == rhs.admin
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(address)
+        hasher.combine(userAgent)
+        hasher.combine(requestID)
+        hasher.combine(clientID)
+        hasher.combine(admin)
+    }
+
+    /// `text` with C0 and C1 control characters replaced by `?`, at most 512 scalars: a user agent is shown back in
+    /// the console and in exports.
+    static func printable(_ text: String) -> String {
+        // Printable ASCII, the usual case, is kept as it is.
+        if text.utf8.count <= 512, text.utf8.allSatisfy({ (0x20..<0x7F).contains($0) }) { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.prefix(512).map { $0.properties.generalCategory == .control ? "?" : $0 }))
     }
 
     /// The origin of the request this task serves.

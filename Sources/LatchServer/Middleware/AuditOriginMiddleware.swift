@@ -8,14 +8,9 @@ struct AuditOriginMiddleware: RouterMiddleware {
     typealias Context = LatchRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // The user agent is cleaned and the request id formatted only when an audit record reads them.
         let origin = AuditOrigin(
-            address: context.clientAddress, userAgent: request.headers[.userAgent].map(Self.printable),
-            requestID: context.logger[metadataKey: "hb.request.id"]?.description)
+            address: context.clientAddress, userAgent: request.headers[.userAgent], requestID: context.logger[metadataKey: "hb.request.id"])
         return try await AuditOrigin.$current.withValue(origin) { try await next(request, context) }
-    }
-
-    /// Control characters replaced: a user agent is shown back in the console and exports.
-    static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.prefix(512).map { $0.properties.generalCategory == .control ? "?" : $0 }))
     }
 }
