@@ -59,7 +59,7 @@ struct Serve: AsyncParsableCommand {
         LoggingSystem.bootstrap { label in
             switch format {
             case .text:
-                var handler = StreamLogHandler.standardError(label: label)
+                var handler = TextLogHandler(label: label)
                 handler.logLevel = level
                 return handler
             case .json:
