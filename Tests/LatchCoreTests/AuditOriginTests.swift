@@ -1,4 +1,5 @@
 import LatchCore
+import LatchModel
 import Logging
 import Testing
 
@@ -31,5 +32,27 @@ struct AuditOriginTests {
         origin.requestID = nil
         #expect(origin.requestID == nil)
         #expect(AuditOrigin(address: nil, userAgent: nil, requestID: nil as (any CustomStringConvertible & Sendable)?).requestID == nil)
+    }
+
+    @Test("The address is its source's text, made when read; set explicitly (a forwarded address), it replaces it")
+    func address() {
+        let peer = CountedText("192.0.2.7")
+        var origin = AuditOrigin(address: peer, userAgent: nil, requestID: nil as (any CustomStringConvertible & Sendable)?)
+        #expect(peer.reads == 0, "nothing formatted until read")
+        #expect(origin.address == "192.0.2.7" && peer.reads == 1)
+        origin.address = "198.51.100.1"
+        #expect(origin.address == "198.51.100.1" && peer.reads == 1)
+    }
+
+    /// A description that counts how often it is made.
+    final class CountedText: CustomStringConvertible, Sendable {
+        let text: String
+        let count = Locked(0)
+        init(_ text: String) { self.text = text }
+        var reads: Int { count.withLock { $0 } }
+        var description: String {
+            count.withLock { $0 += 1 }
+            return text
+        }
     }
 }

@@ -1,8 +1,14 @@
 /// Where the request being served came from, for the audit records it writes: set by the HTTP edge around each
 /// request (a task-local value, so engines need not pass it through every call).
 public struct AuditOrigin: Sendable, Hashable {
-    /// The client's address (after `X-Forwarded-For` when trusted).
-    public var address: String?
+    /// The client's address (after `X-Forwarded-For` when trusted; formatted when read, like ``userAgent``).
+    public var address: String? {
+        get { addressText ?? addressSource?.description }
+        set {
+            addressText = newValue
+            addressSource = nil
+        }
+    }
     /// The `User-Agent` header, control characters replaced by `?` and clipped to 256 bytes.
     ///
     /// Cleaned when read: the edge sets an origin on every request, and most requests write no audit record.
@@ -23,22 +29,27 @@ public struct AuditOrigin: Sendable, Hashable {
     /// The admin acting (the token id), on admin routes.
     public var admin: String?
 
+    private var addressText: String?
+    private var addressSource: (any CustomStringConvertible & Sendable)?
     private var rawUserAgent: String?
     private var requestIDText: String?
     private var requestIDSource: (any CustomStringConvertible & Sendable)?
 
     public init(address: String? = nil, userAgent: String? = nil, requestID: String? = nil, clientID: String? = nil, admin: String? = nil) {
-        self.address = address
+        self.addressText = address
         self.rawUserAgent = userAgent
         self.requestIDText = requestID
         self.clientID = clientID
         self.admin = admin
     }
 
-    /// An origin whose request id is `requestID`'s description, made only when a record needs it (the HTTP edge
-    /// passes the logger's request-id metadata value).
-    public init(address: String?, userAgent: String?, requestID: (any CustomStringConvertible & Sendable)?) {
-        self.init(address: address, userAgent: userAgent)
+    /// An origin whose address and request id are descriptions made only when a record needs them (the HTTP edge
+    /// passes the connection's peer and the logger's request-id metadata value).
+    public init(
+        address: (any CustomStringConvertible & Sendable)?, userAgent: String?, requestID: (any CustomStringConvertible & Sendable)?
+    ) {
+        self.init(userAgent: userAgent)
+        addressSource = address
         requestIDSource = requestID
     }
 

@@ -1,4 +1,5 @@
 import Hummingbird
+import NIOCore
 import LatchCore
 import LatchModel
 
@@ -11,15 +12,39 @@ public struct LatchRequestContext: RequestContext {
     var admin: AdminCaller?
     /// The peer's address (the key of rate limits); with `rateLimit.trustForwardedFor`, the middleware replaces it
     /// with the first `X-Forwarded-For` address.
-    var clientAddress: String
+    var clientAddress: String {
+        get { client.description }
+        set { client = ClientAddress(newValue) }
+    }
+    /// ``clientAddress``, formatted when read: most requests (a JWKS fetch, a refresh) never read it.
+    private(set) var client: ClientAddress
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        clientAddress = source.channel.remoteAddress?.ipAddress ?? "unknown"
+        client = ClientAddress(source.channel)
     }
 
     /// Bodies are capped at 64 KiB.
     public var maxUploadSize: Int { RequestLimits.maximumBody }
+}
+
+/// A client's address, formatted when read: the connection's peer (`unknown` when it has none) or an address a
+/// trusted proxy forwarded.
+struct ClientAddress: CustomStringConvertible, Sendable {
+    private let channel: (any Channel)?
+    private let text: String?
+
+    init(_ channel: any Channel) {
+        self.channel = channel
+        text = nil
+    }
+
+    init(_ text: String) {
+        channel = nil
+        self.text = text
+    }
+
+    var description: String { text ?? channel?.remoteAddress?.ipAddress ?? "unknown" }
 }
 
 /// Size limits on input.

@@ -8,9 +8,9 @@ struct AuditOriginMiddleware: RouterMiddleware {
     typealias Context = LatchRequestContext
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        // The user agent is cleaned and the request id formatted only when an audit record reads them.
+        // The address and request id are formatted, and the user agent cleaned, only when an audit record reads them.
         let origin = AuditOrigin(
-            address: context.clientAddress, userAgent: request.headers[.userAgent], requestID: context.logger[metadataKey: "hb.request.id"])
+            address: context.client, userAgent: request.headers[.userAgent], requestID: context.logger[metadataKey: "hb.request.id"])
         return try await AuditOrigin.$current.withValue(origin) { try await next(request, context) }
     }
 }
