@@ -1,5 +1,6 @@
 import Foundation
 import LatchCore
+import LatchModel
 import Logging
 import Tracing
 import NIOSSL
@@ -119,25 +120,7 @@ public final class PostgresStore: Sendable {
     /// 503 means — the client retries, and single-use values and rotation make the retry safe.
     func withDeadline<T: Sendable>(_ deadline: Duration? = nil, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let limit = deadline ?? operationTimeout
-        let work = Task { try await body() }
-        let outcome = Once<T>()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
-                outcome.install(continuation)
-                let timer = Task {
-                    try await Task.sleep(for: limit)
-                    if outcome.resolve(.failure(StoreUnavailableError("the database did not answer within \(limit)"))) { work.cancel() }
-                }
-                Task {
-                    let result = await work.result
-                    // The usual case: done in time. The timer must not linger (thousands of sleeping tasks under load).
-                    timer.cancel()
-                    outcome.resolve(result)
-                }
-            }
-        } onCancel: {
-            work.cancel()
-        }
+        return try await withAbandoningDeadline(limit, timeoutError: { StoreUnavailableError("the database did not answer within \(limit)") }, body)
     }
 
     /// Classes of database error the store treats specially.
@@ -255,47 +238,6 @@ extension PostgresConnection {
     @discardableResult
     func run(_ query: PostgresQuery) async throws -> PostgresRowSequence {
         try await self.query(query, logger: Self.statementLogger)
-    }
-}
-
-/// Resumes a continuation with the first of several racing results; later ones are dropped.
-final class Once<T: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<T, any Error>?
-    private var pending: Result<T, any Error>?
-    private var done = false
-
-    /// Installs the continuation (a result that arrived first is delivered at once).
-    func install(_ continuation: CheckedContinuation<T, any Error>) {
-        lock.lock()
-        if let pending {
-            done = true
-            lock.unlock()
-            continuation.resume(with: pending)
-            return
-        }
-        self.continuation = continuation
-        lock.unlock()
-    }
-
-    /// Offers a result; `true` when it won.
-    @discardableResult
-    func resolve(_ result: Result<T, any Error>) -> Bool {
-        lock.lock()
-        guard !done, pending == nil else {
-            lock.unlock()
-            return false
-        }
-        guard let continuation else {
-            pending = result
-            lock.unlock()
-            return true
-        }
-        done = true
-        self.continuation = nil
-        lock.unlock()
-        continuation.resume(with: result)
-        return true
     }
 }
 

@@ -46,17 +46,31 @@ public protocol HTTPTransport: Sendable {
 }
 
 /// `URLSession` (FoundationNetworking on Linux).
+///
+/// Every request also has a deadline of its own, `deadline` after it was sent (75 s by default, past `URLRequest`'s
+/// 60 s idle timeout): it then fails with `URLError(.timedOut)` and the call is abandoned. FoundationNetworking's
+/// `URLSession` has been known to lose a completion now and then (swift-corelibs-foundation #3876); an app must get
+/// an error, not a sign-in that never returns.
 public struct URLSessionTransport: HTTPTransport {
     private let session: URLSession
+    /// The longest a request may take, its whole answer included.
+    public let deadline: Duration
 
-    public init(session: URLSession = .shared) { self.session = session }
+    public init(session: URLSession = .shared, deadline: Duration = .seconds(75)) {
+        self.session = session
+        self.deadline = deadline
+    }
 
     public func send(_ request: HTTPRequestData) async throws -> HTTPResponseData {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await session.data(for: urlRequest)
+        let session = self.session
+        let sent = urlRequest
+        let (data, response) = try await withAbandoningDeadline(deadline, timeoutError: { URLError(.timedOut) }) {
+            try await session.data(for: sent)
+        }
         guard let http = response as? HTTPURLResponse else { throw URLError(.badServerResponse) }
         var headers: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
