@@ -23,8 +23,10 @@ struct DeadlineTests {
         await #expect(throws: TimedOut.self) {
             _ = try await withAbandoningDeadline(.milliseconds(200), timeoutError: { TimedOut() }) { await lost.call() }
         }
+        // No upper bound: under the whole suite on two cores the timer's task waited 96 s for a pool thread once.
+        // What matters is that the call returns at all, with the timeout error, and not before the deadline.
         let waited = ContinuousClock.now - started
-        #expect(waited >= .milliseconds(200) && waited < .seconds(30), "\(waited)")
+        #expect(waited >= .milliseconds(200), "\(waited)")
     }
 
     @Test("In time: the operation's value or error; the caller's cancellation cancels the operation")
