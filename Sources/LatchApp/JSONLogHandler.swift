@@ -24,9 +24,7 @@ public struct JSONLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
-        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        let merged = metadata(for: event)
         var writer = JSONWriter(reservingCapacity: 256)
         writer.beginObject()
         writer.member("time", Self.timestamp(Date()))

@@ -31,9 +31,7 @@ public struct TextLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var merged = metadata
-        if let provided = metadataProvider?.get(), !provided.isEmpty { merged.merge(provided) { _, new in new } }
-        if let extra = event.metadata, !extra.isEmpty { merged.merge(extra) { _, new in new } }
+        var merged = metadata(for: event)
         if let error = event.error {
             merged["error.message"] = "\(error)"
             merged["error.type"] = "\(String(reflecting: type(of: error)))"
