@@ -48,17 +48,20 @@ struct Health: AsyncParsableCommand {
         }
         let deadline = ContinuousClock.now + .seconds(wait)
         var outcome = await Self.probe(probeURL, timeout: timeout)
-        while case .failed = outcome, ContinuousClock.now + .milliseconds(200) < deadline {
+        // What is reported is the last failure that says something about the server. A probe cut short because the
+        // wait was running out (its limit below --timeout) and that timed out only says the wait ended: under load a
+        // refused connection once took longer than the 0.25 s left, and "no answer within 0.25 s" hid "cannot reach".
+        var reported = outcome
+        while !outcome.isReady, ContinuousClock.now + .milliseconds(200) < deadline {
             try await Task.sleep(for: .milliseconds(200))
-            outcome = await Self.probe(probeURL, timeout: min(timeout, max(0.1, (deadline - ContinuousClock.now) / .seconds(1))))
+            let limit = min(timeout, max(0.1, (deadline - ContinuousClock.now) / .seconds(1)))
+            outcome = await Self.probe(probeURL, timeout: limit)
+            if case .timedOut = outcome, limit < timeout { continue }
+            reported = outcome
         }
-        switch outcome {
-        case .ready:
-            return
-        case .failed(let reason):
-            FileHandle.standardError.write(Data("error: \(probeURL.absoluteString): \(reason)\n".utf8))
-            throw ExitCode(ExitStatus.unreachable)
-        }
+        if outcome.isReady { return }
+        FileHandle.standardError.write(Data("error: \(probeURL.absoluteString): \(reported.reason)\n".utf8))
+        throw ExitCode(ExitStatus.unreachable)
     }
 
     /// `--url`, or where `latch serve` listens with the configuration of this environment (and `--config`).
@@ -83,19 +86,33 @@ struct Health: AsyncParsableCommand {
     enum Outcome: Sendable {
         case ready
         case failed(String)
+        /// No answer within this many seconds.
+        case timedOut(Double)
+
+        var isReady: Bool {
+            if case .ready = self { true } else { false }
+        }
+
+        var reason: String {
+            switch self {
+            case .ready: "ready"
+            case .failed(let reason): reason
+            case .timedOut(let seconds): "no answer within \(seconds.formatted()) s (--timeout)"
+            }
+        }
     }
 
+    private struct NoAnswer: Error {}
+
     /// One GET, answered within `timeout` seconds whatever the network does: the request's own timeouts are set,
-    /// and a timer answers `.failed` if they do not fire (the request is then abandoned; the process exits).
+    /// and the deadline answers `.timedOut` if they do not fire (the request is then abandoned; the process exits).
     static func probe(_ url: URL, timeout: Double) async -> Outcome {
-        let once = FirstOutcome()
-        return await withCheckedContinuation { continuation in
-            once.set(continuation)
-            Task {
-                try? await Task.sleep(for: .seconds(timeout))
-                once.resume(.failed("no answer within \(timeout.formatted()) s (--timeout)"))
+        do {
+            return try await withAbandoningDeadline(.seconds(timeout), timeoutError: { NoAnswer() }) {
+                await request(url, timeout: timeout)
             }
-            Task { once.resume(await request(url, timeout: timeout)) }
+        } catch {
+            return .timedOut(timeout)
         }
     }
 
@@ -110,6 +127,8 @@ struct Health: AsyncParsableCommand {
         let response: URLResponse
         do {
             (data, response) = try await session.data(for: request)
+        } catch let error as URLError where error.code == .timedOut {
+            return .timedOut(timeout)
         } catch {
             return .failed("cannot reach the server: \(error.localizedDescription)")
         }
@@ -125,22 +144,5 @@ struct Health: AsyncParsableCommand {
 
     private struct HealthBody: Decodable {
         let status: String
-    }
-}
-
-/// The first of several racing outcomes resumes the continuation; later ones are dropped.
-private final class FirstOutcome: Sendable {
-    private let continuation = Locked<CheckedContinuation<Health.Outcome, Never>?>(nil)
-
-    func set(_ continuation: CheckedContinuation<Health.Outcome, Never>) {
-        self.continuation.withLock { $0 = continuation }
-    }
-
-    func resume(_ outcome: Health.Outcome) {
-        let first = continuation.withLock { continuation -> CheckedContinuation<Health.Outcome, Never>? in
-            defer { continuation = nil }
-            return continuation
-        }
-        first?.resume(returning: outcome)
     }
 }

@@ -74,6 +74,17 @@ struct HealthCommandTests {
         #expect(output.split(separator: "\n").count == 1 && output.contains("/health/ready"), "\(output)")
     }
 
+    @Test("--wait against a server that never answers: the reason is the last full probe's, not the timeout of a probe cut short by the end of the wait")
+    func waitReportsTheLastFullProbe() async throws {
+        let listener = try SilentListener()
+        let (status, output) = try await run(
+            try latchExecutable().path,
+            ["health", "--url", "http://127.0.0.1:\(listener.port)", "--timeout", "0.5", "--wait", "1.5"], timeout: 90)
+        #expect(status == 3, "\(output)")
+        // The probes are cut to what is left of the wait (e.g. 0.3 s); the one line names the full 0.5 s.
+        #expect(output.split(separator: "\n").count == 1 && output.contains("no answer within 0.5 s (--timeout)"), "\(output)")
+    }
+
     @Test("Something that is not Latch answering 200: exit 3, not a false ready")
     func notLatch() async throws {
         let listener = try SilentListener()
