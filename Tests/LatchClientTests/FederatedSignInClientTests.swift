@@ -334,12 +334,12 @@ struct FederatedSignInClientTests {
             #expect(status == 6, "\(log)")
             #expect(log.contains("error: browser sign-in failed: access_denied"), "\(log)")
 
-            let started = Date()
+            // Exit 11 with that line is its own timer ending it (a hang is killed at 60 s and throws); no wall-clock
+            // bound: under the whole suite on 2 cores a child's start alone has taken 30 s.
             let (timeoutCode, timeoutOutput) = try await ChildProcess.run(
                 try Self.latchExecutable(), ["device", "federated-sign-in", "--no-open", "--timeout", "2"] + common, environment: environment, timeout: 60)
             #expect(timeoutCode == 11, "\(timeoutOutput)")
             #expect(timeoutOutput.contains("no answer from the browser within 2 s"), "\(timeoutOutput)")
-            #expect(Date().timeIntervalSince(started) < 30)
         }
     }
 }
