@@ -87,25 +87,26 @@ extension SQLiteStore: EventStore {
 
 extension SQLiteTransaction: EventWrites {
     func record(_ event: SecurityEvent) {
-        // A plain row: SQLite numbers it (one past the largest number), the entry MAC proves who wrote it.
+        // A plain row: SQLite numbers it (one past the largest number), the entry MAC proves who wrote it. The MAC
+        // and the values are made here, in the caller's task; the writer only inserts.
+        let values: [SQLValue] = [
+            .text(event.id), .int(event.at), .text(event.kind.rawValue), .text(event.actor), event.userID.sql, event.sessionID.sql,
+            event.clientID.sql, event.detail.sql, event.address.sql, event.userAgent.sql, event.requestID.sql,
+            .blob(chain.entryMAC(body: AuditChain.body(of: event))),
+        ]
         apply { db in
-            let body = AuditChain.body(of: event)
             try db.run(
                 """
                 INSERT INTO audit_log (id, at, kind, actor, user_id, session_id, client_id, detail, address, user_agent, request_id, entry_mac)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    .text(event.id), .int(event.at), .text(event.kind.rawValue), .text(event.actor), event.userID.sql, event.sessionID.sql,
-                    event.clientID.sql, event.detail.sql, event.address.sql, event.userAgent.sql, event.requestID.sql,
-                    .blob(chain.entryMAC(body: body)),
-                ])
+                """, values)
             return nil
         }
     }
 
     func sealAudit(limit: Int) -> WriteResult<Int?> {
         let result = WriteResult<Int?>(0)
+        let chain = self.chain
         apply { db in
             // Commit order is number order: one writer at a time holds the database (every process's units, too,
             // wait for its write lock), and a record is numbered when its unit writes it. A unit's savepoint is

@@ -17,6 +17,8 @@ extension SQLiteStore: SessionStore {
         WHERE id = ?5
         """
 
+    static let insertSession = "INSERT INTO sessions (\(sessionColumns), purge_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
     static let revoke = "UPDATE sessions SET revoked_at = ?1, purge_at = min(purge_at, ?1 + \(revokedSessionRetention)) WHERE id = ?2 AND revoked_at IS NULL"
 
     static func decodeSession(_ row: SQLRow, offset: Int = 0) -> Session {
@@ -62,8 +64,9 @@ extension SQLiteStore: SessionStore {
             if let next = update.session { try Self.writeState(next, id: sessionID, on: db) }
             if update.result == .reuseDetected, let recordingReuse, let revoked = update.session {
                 // The revocation's record, in the job's savepoint with it.
-                let unit = SQLiteTransaction(db, chain: self.auditChain)
+                let unit = SQLiteTransaction(chain: self.auditChain)
                 unit.record(recordingReuse(revoked))
+                unit.run(on: db)
                 if let stop = unit.stop { throw stop }
             }
             return (update.result, update.session ?? session, try Self.decodeUser(row, offset: 13))
@@ -90,18 +93,14 @@ extension SQLiteStore: SessionStore {
 
 extension SQLiteTransaction: SessionWrites {
     func insertSession(_ session: Session) {
+        let values: [SQLValue] = [
+            .text(session.id), .text(session.userID), .text(session.clientID), .int(session.authTime),
+            .text(StoredForm.amrText(session.amr)), .text(session.scope), .int(session.createdAt), .int(session.expiresAt),
+            session.revokedAt.sql, .int(session.generation), session.retryGeneration.sql, session.rotatedAt.sql, session.dpopJKT.sql,
+            .int(session.revokedAt.map { min(session.expiresAt, $0 + revokedSessionRetention) } ?? session.expiresAt),
+        ]
         apply { db in
-            try db.run(
-                """
-                INSERT INTO sessions (\(SQLiteStore.sessionColumns), purge_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    .text(session.id), .text(session.userID), .text(session.clientID), .int(session.authTime),
-                    .text(StoredForm.amrText(session.amr)), .text(session.scope), .int(session.createdAt), .int(session.expiresAt),
-                    session.revokedAt.sql, .int(session.generation), session.retryGeneration.sql, session.rotatedAt.sql, session.dpopJKT.sql,
-                    .int(session.revokedAt.map { min(session.expiresAt, $0 + revokedSessionRetention) } ?? session.expiresAt),
-                ])
+            try db.run(SQLiteStore.insertSession, values)
             return nil
         }
     }

@@ -111,17 +111,20 @@ public final class SQLiteStore: Sendable {
 }
 
 extension SQLiteStore: UnitOfWork {
-    /// A unit of work is one job of the writer: its writes run at once, on the writer's thread, inside the job's
-    /// savepoint; a refusal or a SQLite error rolls the savepoint back and fails this unit alone.
+    /// A unit of work is one job of the writer: its body records the writes in the caller's task, and they run on the
+    /// writer's thread, inside the job's savepoint; a refusal or a SQLite error rolls the savepoint back and fails
+    /// this unit alone.
     public func write<T: Sendable>(_ body: @escaping @Sendable (any StoreTransaction) -> T) async throws -> T {
         // The span covers the wait for the group commit that makes the unit durable.
         try await LatchTracing.span("store.write", ofKind: .client) { _ in
+            // The body runs here and records the writes; the writer only runs them.
+            let transaction = SQLiteTransaction(chain: auditChain)
+            let result = body(transaction)
             try await job { db in
-                let transaction = SQLiteTransaction(db, chain: self.auditChain)
-                let result = body(transaction)
+                transaction.run(on: db)
                 if let stop = transaction.stop { throw stop }
-                return result
             }
+            return result
         }
     }
 }

@@ -100,34 +100,42 @@ struct HTTPHardeningTests {
         }
     }
 
-    @Test("The sign-in challenge takes the same time for registered and unknown usernames (10th percentiles within 1.5× or 100 µs)")
+    @Test("The sign-in challenge takes the same time for registered and unknown usernames (fastest answers within 1.5× or 100 µs)")
     func challengeTiming() async throws {
         try await Deployment.make({ $0.rateLimitPerMinute = 0 }).run { client in
             _ = try await client.registerWithTestKey(username: "bob", deviceKey: TestKeys.p256)
-            var known: [Duration] = []
-            var unknown: [Duration] = []
             let clock = ContinuousClock()
-            // Bounded: 300 rounds of two requests, interleaved so drift hits both alike.
-            for round in 0..<300 {
-                for (username, samples) in [("bob", 0), ("ghost-\(round)", 1)] {
-                    let started = clock.now
-                    let reply = try await client.postJSON("/v1/sign-in/challenge", SignInChallengeRequest(username: username))
-                    let elapsed = clock.now - started
-                    #expect(reply.status == .ok)
-                    if samples == 0 { known.append(elapsed) } else { unknown.append(elapsed) }
+            // Timing noise on a shared machine only adds, so the fastest answers show the work done. Under the whole
+            // suite on 2 cores even the 10th percentile once doubled for one side; so up to three measurements, and
+            // the difference must show in every one of them to fail (a database write on one path, which the
+            // registered path once did, shows in all).
+            var verdicts: [String] = []
+            var close = false
+            for attempt in 0..<3 where !close {
+                var known: [Duration] = []
+                var unknown: [Duration] = []
+                // Bounded: 300 rounds of two requests, interleaved so drift hits both alike.
+                for round in 0..<300 {
+                    for (username, samples) in [("bob", 0), ("ghost-\(attempt)-\(round)", 1)] {
+                        let started = clock.now
+                        let reply = try await client.postJSON("/v1/sign-in/challenge", SignInChallengeRequest(username: username))
+                        let elapsed = clock.now - started
+                        #expect(reply.status == .ok)
+                        if samples == 0 { known.append(elapsed) } else { unknown.append(elapsed) }
+                    }
                 }
+                // The mean of the fastest 10 %.
+                func low(_ values: [Duration]) -> Double {
+                    let fastest = values.sorted().prefix(values.count / 10)
+                    return fastest.reduce(0) { $0 + Double($1.components.seconds) + Double($1.components.attoseconds) / 1e18 } / Double(fastest.count)
+                }
+                let registeredTime = low(known)
+                let unknownTime = low(unknown)
+                verdicts.append("registered \(Int(registeredTime * 1e6)) µs, unknown \(Int(unknownTime * 1e6)) µs")
+                // Equal within 1.5×, or within 100 µs (a database write costs more).
+                close = (1 / 1.5...1.5).contains(registeredTime / unknownTime) || abs(registeredTime - unknownTime) < 100e-6
             }
-            // The 10th percentile: timing noise on a shared machine only adds, so the low end shows the work done.
-            func low(_ values: [Duration]) -> Double {
-                let sorted = values.sorted()
-                let sample = sorted[sorted.count / 10]
-                return Double(sample.components.seconds) + Double(sample.components.attoseconds) / 1e18
-            }
-            let registeredTime = low(known)
-            let unknownTime = low(unknown)
-            // Equal within 1.5×, or within 100 µs (a database write, which the registered path once did, costs more).
-            let close = (1 / 1.5...1.5).contains(registeredTime / unknownTime) || abs(registeredTime - unknownTime) < 100e-6
-            #expect(close, "registered \(registeredTime * 1e6) µs, unknown \(unknownTime * 1e6) µs")
+            #expect(close, "\(verdicts)")
         }
     }
 }

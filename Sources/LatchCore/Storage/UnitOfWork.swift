@@ -14,8 +14,8 @@ public typealias StoreTransaction = SingleUseWrites & UserWrites & RegistrationW
 /// ``StoreUnavailableError``. What a write reports (how many rows it changed) arrives in a ``WriteResult``,
 /// readable once `write` has returned.
 ///
-/// The body runs exactly once — on a store thread (SQLite), under a lock (in memory), or before anything is
-/// sent (PostgreSQL) — so it must be quick and must not block. Decisions belong in the engine, before the
+/// The body runs exactly once — in the caller's task before any write runs (SQLite, PostgreSQL: they record the
+/// writes and run them afterwards), or under a lock (in memory) — so it must be quick and must not block. Decisions belong in the engine, before the
 /// body, or in a decision function given to ``SessionStore/updateSession(id:_:)``.
 ///
 /// Contract for every backend, checked by the conformance suite:
