@@ -105,4 +105,36 @@ extension MACTokenTests {
         let accented = format.seal(["é", "ü"])
         #expect(format.open(accented, fieldCount: 2) == ["é", "ü"])
     }
+
+    @Test("Time-ordered tokens sort by time as text (where base64url would not), and sign-in nonces and registration challenges use them")
+    func timeOrdered() async throws {
+        let random = RandomSource.seeded(7)
+        // Milliseconds around the places where base64url's alphabet breaks ASCII order (z → 0, 9 → -, - → _).
+        let start = Date(timeIntervalSince1970: 1_800_000_000)
+        var previous = ""
+        for step in 0..<5_000 {
+            let token = random.timeOrderedToken(now: start.addingTimeInterval(Double(step) / 1000 + 0.0004))  // mid-millisecond
+            #expect(token.count == 12 + 22)
+            #expect(previous < token, "\(previous) then \(token)")
+            previous = token
+        }
+        // The control: base64url time prefixes (the 16-byte ids of sessions and audit records) do not sort as text.
+        let ids = (0..<5_000).map { random.timeOrderedID(now: start.addingTimeInterval(Double($0) / 1000 + 0.0004)) }
+        #expect(ids != ids.sorted())
+        // Distinct within one millisecond.
+        #expect(Set((0..<100).map { _ in random.timeOrderedToken(now: start) }).count == 100)
+
+        let clock = TestClock(start: Date(timeIntervalSince1970: 1_800_000_000))
+        let nonces = SignInNonces(codec: SignInNonceCodec(key: key), settings: AssertionSettings(), clock: clock.clock, random: random)
+        let challenges = RegistrationChallenges(key: key, lifetime: 300, clock: clock.clock, random: random)
+        var issued: [(nonce: String, challenge: String)] = []
+        for _ in 0..<3 {
+            let nonce = try await nonces.issue(SignInChallengeRequest(username: "alice")).nonce
+            let challenge = try challenges.issue(RegistrationChallengeRequest(challengeType: .appAttest), accepted: [.appAttest]).challenge
+            issued.append((nonce, challenge))
+            clock.advance(by: 0.001)
+        }
+        #expect(issued.map(\.nonce) == issued.map(\.nonce).sorted() && issued.map(\.challenge) == issued.map(\.challenge).sorted(), "\(issued)")
+    }
 }
+

@@ -173,7 +173,7 @@ struct FlowTests {
             let before = try await client.deployment.count("used_jtis")
             let ghost = try #require(try await client.postJSON("/v1/sign-in/challenge", SignInChallengeRequest(username: "ghost")).json["nonce"]?.stringValue)
             let bob = try #require(try await client.postJSON("/v1/sign-in/challenge", SignInChallengeRequest(username: "bob")).json["nonce"]?.stringValue)
-            // lsn_<22 random>.<expiry>.<43 MAC>, the same shape for both.
+            // lsn_<12 hex time + 22 random>.<expiry>.<43 MAC>, the same shape for both.
             for nonce in [ghost, bob] {
                 #expect(nonce.hasPrefix(SignInNonces.prefix) && nonce.count == ghost.count && nonce.split(separator: ".").count == 3, "\(nonce)")
             }

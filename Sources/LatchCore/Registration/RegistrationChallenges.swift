@@ -38,7 +38,7 @@ public struct RegistrationChallenges: Sendable {
             throw LatchError(.challengeTypeDisabled, "\(request.challengeType.rawValue) registration is not enabled on this deployment")
         }
         let expiresAt = clock.seconds().adding(seconds: lifetime)
-        let random = random.token(byteCount: 16)
+        let random = random.timeOrderedToken(now: clock.now())
         let challenge = format.seal([random, String(expiresAt)], bound: [request.challengeType.rawValue])
         return RegistrationChallengeResponse(challenge: challenge, expiresIn: Int(lifetime))
     }

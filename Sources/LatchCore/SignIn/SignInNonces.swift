@@ -39,7 +39,7 @@ public struct SignInNonces: Sendable {
             throw LatchError.invalidInput("username \(error)")
         }
         let expiresAt = clock.seconds().adding(seconds: settings.nonceLifetime)
-        let nonce = codec.nonce(username: username, random: random.token(byteCount: 16), expiresAt: expiresAt)
+        let nonce = codec.nonce(username: username, random: random.timeOrderedToken(now: clock.now()), expiresAt: expiresAt)
         return SignInChallengeResponse(nonce: nonce, audience: settings.audience, expiresIn: Int(settings.nonceLifetime))
     }
 }

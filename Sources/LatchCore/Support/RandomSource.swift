@@ -32,6 +32,17 @@ public struct RandomSource: Sendable {
         return Base64URL.encode(bytes)
     }
 
+    /// A random token that sorts by time: the time in milliseconds as 12 lowercase hex digits, then `byteCount`
+    /// random bytes as base64url. Hex keeps byte order — base64url's alphabet does not (`z` < `0` in value, not in
+    /// ASCII) —, so single-use values made from it (sign-in nonces, registration challenges) are inserted at the
+    /// end of `used_jtis`' key instead of on a random page of an ever larger index. The random part alone keeps
+    /// them unguessable; the time it shows is no secret (such values carry their expiry in clear).
+    public func timeOrderedToken(now: Date, byteCount: Int = 16) -> String {
+        let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000)) & 0xFFFF_FFFF_FFFF
+        let hex = String(milliseconds, radix: 16)
+        return String(repeating: "0", count: 12 - hex.count) + hex + Base64URL.encode(fill(byteCount))
+    }
+
     /// A random RFC 4122 version 4 UUID, lowercase.
     public func uuid() -> String {
         var b = fill(16)
