@@ -229,7 +229,7 @@ let package = Package(
         .executableTarget(
             name: "latch",
             dependencies: [
-                "LatchModel", "LatchJOSE", "LatchCore", "LatchServer", "LatchApp", "LatchClient", "LatchAttestation", "LatchQR", "LatchHookKit",
+                "LatchModel", "LatchJOSE", "LatchCore", "LatchServer", "LatchApp", "LatchSQLite", "LatchClient", "LatchAttestation", "LatchQR", "LatchHookKit",
                 "LatchResourceServer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),

@@ -16,7 +16,7 @@ public struct SignInNonces: Sendable {
     /// Every sign-in nonce starts with this, so the token endpoint knows a device assertion by its `jti`.
     public static let prefix = "lsn_"
     /// The namespace in which a used nonce is remembered (until it expires).
-    static let consumedIssuer = "latch:sign-in-nonce"
+    public static let consumedIssuer = "latch:sign-in-nonce"
 
     let codec: SignInNonceCodec
     let settings: AssertionSettings

@@ -35,6 +35,8 @@ struct Bench: ParsableCommand {
     @Option(help: "Server replicas on the --database, 1–8: connections are spread across them in turn.") var replicas: Int = 1
     @Option(help: "Serve with this latch executable instead of this one (compares two builds under one load generator).")
     var serverExecutable: String?
+    @Flag(help: "Measure only the SQLite writer's ceiling, in process: key sign-in units of work from 512 tasks at once (--duration seconds), no server.")
+    var writerCeiling = false
 
     func validate() throws {
         guard (1...30).contains(duration) else { throw ValidationError("--duration must be 1–30 seconds") }
@@ -55,6 +57,14 @@ struct Bench: ParsableCommand {
         #if DEBUG
         print("warning: this is a debug build; figures are not representative (use swift run -c release latch bench)")
         #endif
+        if writerCeiling {
+            let ceiling = try Self.blocking { try await WriterCeiling.measure(seconds: duration) }
+            let writer = ceiling.writerMicroseconds.map { String(format: "; writer thread %.0f µs of CPU", $0) } ?? ""
+            let bytes = ceiling.bytesPerUnit.map { String(format: " and %.1f KiB written", $0 / 1024) } ?? ""
+            print(String(format: "SQLite writer, saturated (512 tasks, 10,000 users): %.0f key sign-in units/s%@%@ per unit; %.0f units per commit",
+                         ceiling.unitsPerSecond, writer, bytes, ceiling.unitsPerCommit))
+            return
+        }
         let selected = scenarios.split(separator: ",").map(String.init)
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let crypto = CryptoCeiling.measure()
@@ -154,6 +164,25 @@ struct Bench: ParsableCommand {
         let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         guard FileManager.default.isExecutableFile(atPath: path) else { throw ValidationError("cannot find the latch executable") }
         return path
+    }
+}
+
+extension Bench {
+    /// Runs async work from this synchronous command (its thread waits; the work runs on the cooperative pool).
+    static func blocking<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+        let result = Locked<Result<T, any Error>?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        Task.detached {
+            do {
+                let value = try await work()
+                result.withLock { $0 = .success(value) }
+            } catch {
+                result.withLock { $0 = .failure(error) }
+            }
+            finished.signal()
+        }
+        finished.wait()
+        return try result.withLock { $0 }!.get()
     }
 }
 
