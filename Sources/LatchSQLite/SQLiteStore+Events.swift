@@ -5,6 +5,15 @@ extension SQLiteStore: EventStore {
     static let auditColumns =
         "seq, id, at, kind, actor, user_id, session_id, client_id, detail, address, user_agent, request_id, mac, position, entry_mac"
 
+    static let insertAudit = """
+        INSERT INTO audit_log (id, at, kind, actor, user_id, session_id, client_id, detail, address, user_agent, request_id, entry_mac)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+    static let insertSealedAudit = """
+        INSERT INTO audit_log (id, at, kind, actor, user_id, session_id, client_id, detail, address, user_agent, request_id, entry_mac, position, mac)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
     static func auditRecord(_ row: SQLRow) -> AuditRecord {
         AuditRecord(
             seq: row.int(0),
@@ -87,19 +96,22 @@ extension SQLiteStore: EventStore {
 
 extension SQLiteTransaction: EventWrites {
     func record(_ event: SecurityEvent) {
-        // A plain row: SQLite numbers it (one past the largest number), the entry MAC proves who wrote it. The MAC
-        // and the values are made here, in the caller's task; the writer only inserts.
+        // SQLite numbers the row (one past the largest number); the entry MAC proves who wrote it. The body, the MAC
+        // and the values are made here, in the caller's task; the writer inserts — sealed at once when its batch
+        // seals at insert (SQLiteAuditHead), else as a plain row the sealer links later.
+        let body = AuditChain.body(of: event)
         let values: [SQLValue] = [
             .text(event.id), .int(event.at), .text(event.kind.rawValue), .text(event.actor), event.userID.sql, event.sessionID.sql,
             event.clientID.sql, event.detail.sql, event.address.sql, event.userAgent.sql, event.requestID.sql,
-            .blob(chain.entryMAC(body: AuditChain.body(of: event))),
+            .blob(chain.entryMAC(body: body)),
         ]
+        let head = self.head
         apply { db in
-            try db.run(
-                """
-                INSERT INTO audit_log (id, at, kind, actor, user_id, session_id, client_id, detail, address, user_agent, request_id, entry_mac)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, values)
+            if let seal = head?.seal(body: body) {
+                try db.run(SQLiteStore.insertSealedAudit, values + [.int(seal.position), .blob(seal.mac)])
+            } else {
+                try db.run(SQLiteStore.insertAudit, values)
+            }
             return nil
         }
     }

@@ -64,7 +64,7 @@ extension SQLiteStore: SessionStore {
             if let next = update.session { try Self.writeState(next, id: sessionID, on: db) }
             if update.result == .reuseDetected, let recordingReuse, let revoked = update.session {
                 // The revocation's record, in the job's savepoint with it.
-                let unit = SQLiteTransaction(chain: self.auditChain)
+                let unit = SQLiteTransaction(chain: self.auditChain, head: self.auditHead)
                 unit.record(recordingReuse(revoked))
                 unit.run(on: db)
                 if let stop = unit.stop { throw stop }

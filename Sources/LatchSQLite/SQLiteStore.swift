@@ -17,21 +17,29 @@ public final class SQLiteStore: Sendable {
     /// The database file.
     public let path: String
     /// Chains the audit records this store writes.
-    public let auditChain = AuditChain()
+    public let auditChain: AuditChain
+    /// Seals the records a batch writes as it inserts them (nil: the sealer links every record).
+    let auditHead: SQLiteAuditHead?
 
     /// Opens (creating when needed) the database at `path` and applies migrations.
     ///
     /// - Parameters:
     ///   - readers: reader connections.
     ///   - maximumBatch: most writes committed together.
-    public init(path: String, readers: Int = 4, maximumBatch: Int = 256, logger: Logger = Logger(label: "latch.sqlite"))
-        throws
-    {
+    ///   - sealsAtCommit: seal the audit records a group commit writes as it inserts them (``SQLiteAuditHead``);
+    ///     otherwise only the sealer's passes link them (the shared conformance checks of the sealer use this).
+    public init(
+        path: String, readers: Int = 4, maximumBatch: Int = 256, sealsAtCommit: Bool = true, logger: Logger = Logger(label: "latch.sqlite")
+    ) throws {
         self.path = path
         self.logger = logger
+        let chain = AuditChain()
+        auditChain = chain
+        let auditHead = sealsAtCommit ? SQLiteAuditHead(chain: chain) : nil
+        self.auditHead = auditHead
         let now = Int64(Date().timeIntervalSince1970)
         // Linux thread names hold 15 characters.
-        writer = try SQLiteExecutor(maximumBatch: maximumBatch, name: "latch-db-writer") {
+        writer = try SQLiteExecutor(maximumBatch: maximumBatch, name: "latch-db-writer", hooks: auditHead) {
             let handle = try SQLiteHandle(path: path, create: true)
             try handle.execute(
                 """
@@ -66,7 +74,7 @@ public final class SQLiteStore: Sendable {
     }
 
     /// Opens `latch.sqlite` inside `directory`, creating the directory (mode 0700) when needed.
-    public convenience init(directory: String, logger: Logger = Logger(label: "latch.sqlite")) throws {
+    public convenience init(directory: String, sealsAtCommit: Bool = true, logger: Logger = Logger(label: "latch.sqlite")) throws {
         try FileManager.default.createDirectory(
             atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let path = (directory as NSString).appendingPathComponent("latch.sqlite")
@@ -74,7 +82,7 @@ public final class SQLiteStore: Sendable {
         if !FileManager.default.fileExists(atPath: path) {
             _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
         }
-        try self.init(path: path, logger: logger)
+        try self.init(path: path, sealsAtCommit: sealsAtCommit, logger: logger)
     }
 
     /// Finishes queued work and closes every connection.
@@ -118,7 +126,7 @@ extension SQLiteStore: UnitOfWork {
         // The span covers the wait for the group commit that makes the unit durable.
         try await LatchTracing.span("store.write", ofKind: .client) { _ in
             // The body runs here and records the writes; the writer only runs them.
-            let transaction = SQLiteTransaction(chain: auditChain)
+            let transaction = SQLiteTransaction(chain: auditChain, head: auditHead)
             let result = body(transaction)
             try await job { db in
                 transaction.run(on: db)

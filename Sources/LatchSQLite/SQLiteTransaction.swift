@@ -17,14 +17,17 @@ final class SQLiteTransaction: @unchecked Sendable {
     /// One recorded write: runs on the writer's connection and answers a refusal, or nil.
     typealias Step = (SQLiteHandle) throws -> (any Error & Sendable)?
 
-    /// Chains the audit records the unit writes.
+    /// Gives the audit records the unit writes their entry MAC.
     let chain: AuditChain
+    /// Seals them as they are inserted, when the batch does (``SQLiteAuditHead``).
+    let head: SQLiteAuditHead?
     private var steps: [Step] = []
     /// The refusal or error that ended the unit.
     private(set) var stop: (any Error)?
 
-    init(chain: AuditChain) {
+    init(chain: AuditChain, head: SQLiteAuditHead?) {
         self.chain = chain
+        self.head = head
     }
 
     /// Records `change`, to run after the writes recorded before it (unless one of those stopped the unit).

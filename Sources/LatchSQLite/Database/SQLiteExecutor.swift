@@ -34,11 +34,14 @@ final class SQLiteExecutor: @unchecked Sendable {
     private let maximumBatch: Int
     /// Told of every group commit and failed commit.
     let observers = StoreObservers()
+    /// Called around each batch, on the writer's thread.
+    private let hooks: (any SQLiteBatchHooks)?
     private let exited = DispatchGroup()
 
     /// Starts the thread; its connection is made on it by `open`.
-    init(maximumBatch: Int, name: String, open: @escaping @Sendable () throws -> SQLiteHandle) throws {
+    init(maximumBatch: Int, name: String, hooks: (any SQLiteBatchHooks)? = nil, open: @escaping @Sendable () throws -> SQLiteHandle) throws {
         self.maximumBatch = maximumBatch
+        self.hooks = hooks
         let ready = DispatchGroup()
         let failure = ResultBox<any Error>()
         ready.enter()
@@ -126,19 +129,23 @@ final class SQLiteExecutor: @unchecked Sendable {
         let observer = observers.observer
         do {
             try handle.run("BEGIN IMMEDIATE")
+            try hooks?.begin(handle)
         } catch {
+            _ = try? handle.run("ROLLBACK")
             observer?.failed("commit")
             for job in batch { job.finish(StoreUnavailableError("cannot begin a transaction: \(error)")) }
             return
         }
         for job in batch {
             do {
+                hooks?.jobStarting()
                 try handle.run("SAVEPOINT job")
                 do {
                     try job.body(handle)
                 } catch {
                     job.error = error
                     try handle.run("ROLLBACK TO job")
+                    hooks?.jobRolledBack()
                 }
                 try handle.run("RELEASE job")
             } catch {
@@ -150,6 +157,7 @@ final class SQLiteExecutor: @unchecked Sendable {
             }
         }
         do {
+            try hooks?.finish(handle)
             try handle.run("COMMIT")
         } catch {
             _ = try? handle.run("ROLLBACK")
