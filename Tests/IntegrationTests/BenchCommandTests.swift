@@ -79,6 +79,24 @@ struct BenchCommandTests {
         }
     }
 
+    @Test("latch bench --writer-ceiling saturates the SQLite writer in process and reports units/s, writer CPU and bytes per unit, units per commit")
+    func writerCeiling() async throws {
+        let (status, output) = try await run(try latchExecutable().path, ["bench", "--writer-ceiling", "--duration", "1"], timeout: 120)
+        #expect(status == 0, "\(output)")
+        // "SQLite writer, saturated (…): N key sign-in units/s; writer thread N µs of CPU and N KiB written per unit; N units per commit"
+        let line = try #require(output.split(separator: "\n").first { $0.hasPrefix("SQLite writer, saturated") }, "\(output)")
+        func number(before marker: String) -> Double? {
+            guard let end = line.range(of: marker)?.lowerBound else { return nil }
+            return Double(line[..<end].split(separator: " ").last ?? "")
+        }
+        #expect((number(before: " key sign-in units/s") ?? 0) > 0, "\(line)")
+        #expect((number(before: " µs of CPU") ?? 0) > 0, "\(line)")
+        #expect((number(before: " KiB written") ?? 0) > 0, "\(line)")
+        // Many tasks at once: the writer commits them in groups.
+        #expect((number(before: " units per commit") ?? 0) > 1, "\(line)")
+        #expect(!output.contains("cold start:"), "no server is started")
+    }
+
     @Test("latch bench refuses durations over 30 s and unknown scenarios")
     func boundedArguments() async throws {
         let latch = try latchExecutable().path
