@@ -91,7 +91,8 @@ struct SlowClientTests {
 
         let oldAnswer = old.readUntilClosed(limit: 6)
         #expect(oldAnswer.text.contains("200 OK") && oldAnswer.text.lowercased().contains("connection: close"), "\(oldAnswer.text)")
-        #expect((oldAnswer.seconds ?? 99) < 0.9, "HTTP/1.0 stayed open \(oldAnswer.seconds ?? -1) s")
+        // Closed after its answer, not by the 2 s idle timeout (the margin is for a loaded 2-core CI machine).
+        #expect((oldAnswer.seconds ?? 99) < 1.9, "HTTP/1.0 stayed open \(oldAnswer.seconds ?? -1) s")
         // Closed after their timeout (head 1 s, body 2 s from the head), not before, and not much after.
         for (name, connection, least) in [("silent", silent, 0.9), ("partial head", partialHead, 0.9), ("partial body", partialBody, 1.9)] {
             let (text, seconds) = connection.readUntilClosed(limit: 6)
@@ -107,7 +108,8 @@ struct SlowClientTests {
             let big = try RawConnection(port: server.port)
             big.send("GET /health/live HTTP/1.1\r\nHost: x\r\n" + head + "\r\n")
             let (text, seconds) = big.readUntilClosed(limit: 3)
-            #expect(text.hasPrefix("HTTP/1.1 431") && text.contains("headers_too_large") && (seconds ?? 99) < 1, "\(text)")
+            // 431 at once, not 408 at the 1 s header timeout (the status tells them apart; the bound catches a hang).
+            #expect(text.hasPrefix("HTTP/1.1 431") && text.contains("headers_too_large") && (seconds ?? 99) < 3, "\(text)")
         }
         let (text, seconds) = idle.readUntilClosed(limit: 6)
         #expect(text.contains("200 OK") && !text.contains("408"), "\(text)")
@@ -135,7 +137,8 @@ struct SlowClientTests {
         let (text, seconds) = closing.readUntilClosed(limit: 5)
         #expect(text.hasPrefix("HTTP/1.1 200") && text.contains(#""status":"ok""#) && text.lowercased().contains("connection: close"), "\(text)")
         #expect(text.components(separatedBy: "HTTP/1.1 ").count == 2 && !text.contains(#""keys""#), "\(text)")
-        #expect((seconds ?? 99) < 1.5, "the connection stayed open \(seconds ?? -1) s")
+        // Closed with the answer, not by the 2 s idle timeout.
+        #expect((seconds ?? 99) < 1.9, "the connection stayed open \(seconds ?? -1) s")
         #expect(try await server.terminate() == 0)
     }
 
