@@ -41,15 +41,18 @@ final class RawConnection {
     }
 
     /// Reads until the server closes, at most `limit` seconds: what arrived, and how long after the connection was
-    /// opened it closed (nil: still open).
-    func readUntilClosed(limit: Double) -> (text: String, seconds: Double?) {
+    /// opened it closed (nil: still open). It waits by sleeping between non-blocking polls, never by blocking its
+    /// thread: a blocked thread is one of the cooperative pool's few (two on CI), and the whole suite waits with it.
+    func readUntilClosed(limit: Double) async -> (text: String, seconds: Double?) {
         let started = Date()
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while Date().timeIntervalSince(started) < limit {
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, 100)
-            guard ready > 0 else { continue }
+            guard poll(&descriptor, 1, 0) > 0 else {
+                try? await Task.sleep(for: .milliseconds(10))
+                continue
+            }
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count <= 0 { return (String(decoding: received, as: UTF8.self), Date().timeIntervalSince(opened)) }
             received += buffer[0..<count]
@@ -89,13 +92,13 @@ struct SlowClientTests {
         let old = try RawConnection(port: server.port)
         old.send("GET /health/live HTTP/1.0\r\n\r\n")
 
-        let oldAnswer = old.readUntilClosed(limit: 6)
+        let oldAnswer = await old.readUntilClosed(limit: 6)
         #expect(oldAnswer.text.contains("200 OK") && oldAnswer.text.lowercased().contains("connection: close"), "\(oldAnswer.text)")
         // Closed after its answer, not by the 2 s idle timeout (the margin is for a loaded 2-core CI machine).
         #expect((oldAnswer.seconds ?? 99) < 1.9, "HTTP/1.0 stayed open \(oldAnswer.seconds ?? -1) s")
         // Closed after their timeout (head 1 s, body 2 s from the head), not before, and not much after.
         for (name, connection, least) in [("silent", silent, 0.9), ("partial head", partialHead, 0.9), ("partial body", partialBody, 1.9)] {
-            let (text, seconds) = connection.readUntilClosed(limit: 6)
+            let (text, seconds) = await connection.readUntilClosed(limit: 6)
             #expect(text.hasPrefix("HTTP/1.1 408") && text.contains("request_timeout"), "\(name): \(text)")
             // (No force unwrap: #expect evaluates each operand of && on its own.)
             #expect((seconds ?? -1) >= least && (seconds ?? 99) < 6, "\(name) closed after \(seconds ?? -1) s")
@@ -107,11 +110,11 @@ struct SlowClientTests {
         ] {
             let big = try RawConnection(port: server.port)
             big.send("GET /health/live HTTP/1.1\r\nHost: x\r\n" + head + "\r\n")
-            let (text, seconds) = big.readUntilClosed(limit: 3)
+            let (text, seconds) = await big.readUntilClosed(limit: 3)
             // 431 at once, not 408 at the 1 s header timeout (the status tells them apart; the bound catches a hang).
             #expect(text.hasPrefix("HTTP/1.1 431") && text.contains("headers_too_large") && (seconds ?? 99) < 3, "\(text)")
         }
-        let (text, seconds) = idle.readUntilClosed(limit: 6)
+        let (text, seconds) = await idle.readUntilClosed(limit: 6)
         #expect(text.contains("200 OK") && !text.contains("408"), "\(text)")
         #expect(seconds != nil, "the idle keep-alive connection stayed open")
         #expect(try await server.terminate() == 0)
@@ -125,7 +128,7 @@ struct SlowClientTests {
         // Two GETs in one write: two answers, in order, and the connection stays open.
         let gets = try RawConnection(port: server.port)
         gets.send("GET /health/live HTTP/1.1\r\nHost: x\r\n\r\nGET /.well-known/jwks.json HTTP/1.1\r\nHost: x\r\n\r\n")
-        let both = gets.readUntilClosed(limit: 1)
+        let both = await gets.readUntilClosed(limit: 1)
         let answers = both.text.components(separatedBy: "HTTP/1.1 ").dropFirst()
         #expect(answers.count == 2 && answers.first?.contains(#""status":"ok""#) == true && answers.last?.contains(#""keys""#) == true, "\(both.text)")
         #expect(both.seconds == nil && !both.text.lowercased().contains("connection: close"), "\(both)")
@@ -134,7 +137,7 @@ struct SlowClientTests {
         closing.send(
             "GET /health/live HTTP/1.1\r\nHost: x\r\n\r\nGET /.well-known/jwks.json HTTP/1.1\r\nHost: x\r\n\r\n"
                 + "GET /health/ready HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        let (text, seconds) = closing.readUntilClosed(limit: 5)
+        let (text, seconds) = await closing.readUntilClosed(limit: 5)
         #expect(text.hasPrefix("HTTP/1.1 200") && text.contains(#""status":"ok""#) && text.lowercased().contains("connection: close"), "\(text)")
         #expect(text.components(separatedBy: "HTTP/1.1 ").count == 2 && !text.contains(#""keys""#), "\(text)")
         // Closed with the answer, not by the 2 s idle timeout.
@@ -151,7 +154,7 @@ struct SlowClientTests {
         var crowd = try (0..<10).map { _ in try RawConnection(port: server.port) }
         let served = try RawConnection(port: server.port)
         served.send("GET /health/live HTTP/1.0\r\n\r\n")
-        let answer = served.readUntilClosed(limit: 3)
+        let answer = await served.readUntilClosed(limit: 3)
         #expect(answer.text.contains("200 OK") && (answer.seconds ?? 99) < 0.9, "\(answer)")
         // Past it: 30 more; the ones over 16 are closed at once.
         crowd += try (0..<30).map { _ in try RawConnection(port: server.port) }
@@ -163,10 +166,10 @@ struct SlowClientTests {
         while !answered, Date().timeIntervalSince(started) < 6 {
             let probe = try RawConnection(port: server.port)
             probe.send("GET /health/live HTTP/1.0\r\n\r\n")
-            answered = probe.readUntilClosed(limit: 1).text.contains("200 OK")
+            answered = await probe.readUntilClosed(limit: 1).text.contains("200 OK")
         }
         #expect(answered, "not served within 6 s")
-        for connection in crowd { #expect(connection.readUntilClosed(limit: 3).seconds != nil) }
+        for connection in crowd { #expect(await connection.readUntilClosed(limit: 3).seconds != nil) }
         #expect(try await server.terminate() == 0)
     }
 
@@ -186,7 +189,7 @@ struct SlowClientTests {
                     continue
                 }
                 connection.send("GET /health/live HTTP/1.0\r\n\r\n")
-                let (text, closed) = connection.readUntilClosed(limit: 5)
+                let (text, closed) = await connection.readUntilClosed(limit: 5)
                 #expect(closed != nil, "start \(start): a connection made during start-up got no answer and was not closed")
                 answered = text.contains("200 OK")
             }
