@@ -6,7 +6,8 @@ import ServiceLifecycle
 /// is sealed within about two seconds of its commit). Every replica runs one; on PostgreSQL only the replica holding
 /// the sealing lock seals in a pass, the others find it taken and try again next time — so when that replica dies,
 /// another takes over within a pass. A pass that fails is logged and retried; on shutdown a last pass seals what
-/// this replica wrote.
+/// this replica wrote. On SQLite the writer seals records as it inserts them (`SQLiteAuditHead`): a pass there finds
+/// only rows written otherwise (by another process or an older binary), usually none.
 struct AuditSealer: Service, CustomStringConvertible {
     var description: String { "AuditSealer" }
 

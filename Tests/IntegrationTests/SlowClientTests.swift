@@ -7,7 +7,8 @@ import Glibc
 #endif
 
 /// A raw TCP connection to a loopback port, for clients no HTTP library would play: silent, slow, half-sent.
-final class RawConnection {
+/// Used by one test at a time; its reads run on a thread of their own while that test awaits them.
+final class RawConnection: @unchecked Sendable {
     let fd: Int32
     let opened = Date()
 
@@ -41,18 +42,23 @@ final class RawConnection {
     }
 
     /// Reads until the server closes, at most `limit` seconds: what arrived, and how long after the connection was
-    /// opened it closed (nil: still open). It waits by sleeping between non-blocking polls, never by blocking its
-    /// thread: a blocked thread is one of the cooperative pool's few (two on CI), and the whole suite waits with it.
+    /// opened it closed (nil: still open). The read blocks — it must see the answer the moment it arrives, before a
+    /// reset can discard it, and time the close as it happens — so it runs on a thread of its own: a blocked
+    /// cooperative-pool thread is one of the suite's few (two on CI), and every other test would wait with it.
     func readUntilClosed(limit: Double) async -> (text: String, seconds: Double?) {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: self.blockingReadUntilClosed(limit: limit)) }.start()
+        }
+    }
+
+    private func blockingReadUntilClosed(limit: Double) -> (text: String, seconds: Double?) {
         let started = Date()
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while Date().timeIntervalSince(started) < limit {
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            guard poll(&descriptor, 1, 0) > 0 else {
-                try? await Task.sleep(for: .milliseconds(10))
-                continue
-            }
+            let ready = poll(&descriptor, 1, 100)
+            guard ready > 0 else { continue }
             let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count <= 0 { return (String(decoding: received, as: UTF8.self), Date().timeIntervalSince(opened)) }
             received += buffer[0..<count]
