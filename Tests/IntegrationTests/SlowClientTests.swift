@@ -46,9 +46,16 @@ final class RawConnection: @unchecked Sendable {
     /// reset can discard it, and time the close as it happens — so it runs on a thread of its own: a blocked
     /// cooperative-pool thread is one of the suite's few (two on CI), and every other test would wait with it.
     func readUntilClosed(limit: Double) async -> (text: String, seconds: Double?) {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: self.blockingReadUntilClosed(limit: limit)) }.start()
-        }
+        await startReading(limit: limit).result
+    }
+
+    /// Starts reading now, on a thread of its own; the result is awaited later. Reads of several connections started
+    /// together each time their own close, however late the test gets to await them (under the whole suite on 2 cores
+    /// a test task once waited 20 s for a pool thread between two reads).
+    func startReading(limit: Double) -> PendingRead {
+        let pending = PendingRead()
+        Thread { pending.fulfil(self.blockingReadUntilClosed(limit: limit)) }.start()
+        return pending
     }
 
     private func blockingReadUntilClosed(limit: Double) -> (text: String, seconds: Double?) {
@@ -64,6 +71,41 @@ final class RawConnection: @unchecked Sendable {
             received += buffer[0..<count]
         }
         return (String(decoding: received, as: UTF8.self), nil)
+    }
+}
+
+/// A read running on its own thread; `result` waits for it without blocking a thread.
+final class PendingRead: @unchecked Sendable {
+    typealias Value = (text: String, seconds: Double?)
+    private let lock = NSLock()
+    private var value: Value?
+    private var waiter: CheckedContinuation<Value, Never>?
+
+    func fulfil(_ value: Value) {
+        lock.lock()
+        if let waiter {
+            self.waiter = nil
+            lock.unlock()
+            waiter.resume(returning: value)
+        } else {
+            self.value = value
+            lock.unlock()
+        }
+    }
+
+    var result: Value {
+        get async {
+            await withCheckedContinuation { continuation in
+                lock.lock()
+                if let value {
+                    lock.unlock()
+                    continuation.resume(returning: value)
+                } else {
+                    waiter = continuation
+                    lock.unlock()
+                }
+            }
+        }
     }
 }
 
@@ -98,13 +140,16 @@ struct SlowClientTests {
         let old = try RawConnection(port: server.port)
         old.send("GET /health/live HTTP/1.0\r\n\r\n")
 
+        // Every read starts now, so each times its own close.
+        let reads = [silent, partialHead, partialBody].map { $0.startReading(limit: 6) }
+        let idleRead = idle.startReading(limit: 6)
         let oldAnswer = await old.readUntilClosed(limit: 6)
         #expect(oldAnswer.text.contains("200 OK") && oldAnswer.text.lowercased().contains("connection: close"), "\(oldAnswer.text)")
         // Closed after its answer, not by the 2 s idle timeout (the margin is for a loaded 2-core CI machine).
         #expect((oldAnswer.seconds ?? 99) < 1.9, "HTTP/1.0 stayed open \(oldAnswer.seconds ?? -1) s")
         // Closed after their timeout (head 1 s, body 2 s from the head), not before, and not much after.
-        for (name, connection, least) in [("silent", silent, 0.9), ("partial head", partialHead, 0.9), ("partial body", partialBody, 1.9)] {
-            let (text, seconds) = await connection.readUntilClosed(limit: 6)
+        for (name, read, least) in [("silent", reads[0], 0.9), ("partial head", reads[1], 0.9), ("partial body", reads[2], 1.9)] {
+            let (text, seconds) = await read.result
             #expect(text.hasPrefix("HTTP/1.1 408") && text.contains("request_timeout"), "\(name): \(text)")
             // (No force unwrap: #expect evaluates each operand of && on its own.)
             #expect((seconds ?? -1) >= least && (seconds ?? 99) < 6, "\(name) closed after \(seconds ?? -1) s")
@@ -120,7 +165,7 @@ struct SlowClientTests {
             // 431 at once, not 408 at the 1 s header timeout (the status tells them apart; the bound catches a hang).
             #expect(text.hasPrefix("HTTP/1.1 431") && text.contains("headers_too_large") && (seconds ?? 99) < 3, "\(text)")
         }
-        let (text, seconds) = await idle.readUntilClosed(limit: 6)
+        let (text, seconds) = await idleRead.result
         #expect(text.contains("200 OK") && !text.contains("408"), "\(text)")
         #expect(seconds != nil, "the idle keep-alive connection stayed open")
         #expect(try await server.terminate() == 0)
