@@ -36,7 +36,8 @@ struct LiveLatch: Sendable {
         configuration.adminToken = Redacted(adminToken)
         configuration.dataDirectory = directory.path
         configure(&configuration)
-        let store = try SQLiteStore(directory: directory.path, logger: TestLogger.make("latch.sqlite"))
+        let path = directory.path
+        let store = try await offPool { try SQLiteStore(directory: path, logger: TestLogger.make("latch.sqlite")) }
         defer { store.close() }
         // Running, not frozen: the SDK signs DPoP proofs and assertions with the system's time, and a slow run (a loaded
         // CI machine) must not leave the server's clock behind them.

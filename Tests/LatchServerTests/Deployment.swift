@@ -31,7 +31,8 @@ struct Deployment {
         configure(&configuration)
         let directory = TemporaryDirectory()
         configuration.dataDirectory = directory.path
-        let store = try SQLiteStore(directory: directory.path, logger: TestLogger.make("latch.sqlite"))
+        let path = directory.path
+        let store = try await offPool { try SQLiteStore(directory: path, logger: TestLogger.make("latch.sqlite")) }
         let deployment = try await LatchDeployment.assemble(
             configuration: configuration, store: store, keyEncryptionKey: [UInt8](repeating: 7, count: 32),
             clock: clock.clock, logger: TestLogger.make("test"))
@@ -43,12 +44,18 @@ struct Deployment {
     /// Runs `body` against the router, then closes the store and removes the folder. With a `recorder`, every
     /// answer is recorded.
     func run(recording recorder: AnswerRecorder? = nil, _ body: @Sendable (Client) async throws -> Void) async throws {
-        defer {
-            store.close()
-            directory.remove()
-        }
         let app = Application(router: buildRouter(services))
-        try await app.test(.router) { client in try await body(Client(raw: client, deployment: self, recorder: recorder)) }
+        let outcome: Result<Void, any Error>
+        do {
+            try await app.test(.router) { client in try await body(Client(raw: client, deployment: self, recorder: recorder)) }
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
+        }
+        let store = self.store
+        _ = try? await offPool { store.close() }
+        directory.remove()
+        try outcome.get()
     }
 
     var now: Int64 { clock.seconds }
