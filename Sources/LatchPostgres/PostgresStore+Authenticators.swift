@@ -86,15 +86,17 @@ extension PostgresTransaction: AuthenticatorWrites {
 
     func reservePinAttempt(id: String, maxAttempts: Int, coolDowns: [Int64], at: Int64, ifRefused refusal: any Error & Sendable) -> WriteResult<Int> {
         // One conditional UPDATE … RETURNING: concurrent reservations on any replicas queue on the row lock, each
-        // re-evaluating the condition on the committed count; no lock is held while the proof is verified.
+        // re-evaluating the condition on the committed count; no lock is held while the proof is verified. A request
+        // whose time (read when it began) is earlier than the last failure's — it queued behind a later one, or its
+        // replica's clock is behind — is not refused by a cool-down of 0, and does not move the last failure back.
         let result = WriteResult(0)
         let wait = PinPolicy.coolDownSQL("failed_attempts", maxAttempts: maxAttempts, coolDowns: coolDowns)
         let limit = Int64(maxAttempts)
         add { connection in
             let query: PostgresQuery = """
-                UPDATE authenticators SET failed_attempts = failed_attempts + 1, last_failed_at = \(at)
+                UPDATE authenticators SET failed_attempts = failed_attempts + 1, last_failed_at = GREATEST(last_failed_at, \(at))
                 WHERE id = \(id) AND failed_attempts < \(limit)
-                    AND (failed_attempts = 0 OR last_failed_at IS NULL OR last_failed_at + \(unescaped: wait) <= \(at))
+                    AND (failed_attempts = 0 OR last_failed_at IS NULL OR \(unescaped: wait) = 0 OR last_failed_at + \(unescaped: wait) <= \(at))
                 RETURNING failed_attempts
                 """
             guard let count = try await connection.run(query).first(Int64.self) else { return refusal }

@@ -83,9 +83,9 @@ extension SQLiteTransaction: AuthenticatorWrites {
             guard
                 let row = try db.row(
                     """
-                    UPDATE authenticators SET failed_attempts = failed_attempts + 1, last_failed_at = ?1
+                    UPDATE authenticators SET failed_attempts = failed_attempts + 1, last_failed_at = max(coalesce(last_failed_at, ?1), ?1)
                     WHERE id = ?2 AND failed_attempts < ?3
-                        AND (failed_attempts = 0 OR last_failed_at IS NULL OR last_failed_at + \(wait) <= ?1)
+                        AND (failed_attempts = 0 OR last_failed_at IS NULL OR \(wait) = 0 OR last_failed_at + \(wait) <= ?1)
                     RETURNING failed_attempts
                     """,
                     [.int(at), .text(id), .int(Int64(maxAttempts))])

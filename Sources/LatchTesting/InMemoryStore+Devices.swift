@@ -81,11 +81,10 @@ extension InMemoryStore.Transaction {
         let result = WriteResult(0)
         apply { state in
             guard let stored = state.authenticators[id], stored.failedAttempts < maxAttempts else { return refusal }
-            if stored.failedAttempts > 0, let last = stored.lastFailedAt,
-                last.adding(seconds: PinPolicy.coolDown(after: stored.failedAttempts, of: coolDowns)) > at
-            { return refusal }
+            let wait = PinPolicy.coolDown(after: stored.failedAttempts, of: coolDowns)
+            if stored.failedAttempts > 0, wait > 0, let last = stored.lastFailedAt, last.adding(seconds: wait) > at { return refusal }
             state.authenticators[id]?.failedAttempts = stored.failedAttempts + 1
-            state.authenticators[id]?.lastFailedAt = at
+            state.authenticators[id]?.lastFailedAt = max(stored.lastFailedAt ?? at, at)
             result.set(stored.failedAttempts + 1)
             return nil
         }

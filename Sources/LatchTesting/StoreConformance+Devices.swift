@@ -170,6 +170,12 @@ extension StoreConformance {
             #expect(try await replica.write { $0.reservePinAttempt(id: "r1", maxAttempts: 3, coolDowns: [0], at: 33, ifRefused: Refusal.used) }.value == 2)
             try await store.write { $0.recordAuthenticatorUse(id: "r1", signCount: 0, failedAttempts: nil, at: 34, ifChanged: Refusal.used) }
             #expect(try await replica.authenticators(userID: "u-alice").first?.failedAttempts == 0)
+            // A reservation whose time is earlier than the last failure's (it queued behind a later one, or its replica's
+            // clock lags) is counted where the cool-down is 0, and the last failure stays the later one.
+            #expect(try await store.write { $0.reservePinAttempt(id: "r1", maxAttempts: 3, coolDowns: [0], at: 36, ifRefused: Refusal.used) }.value == 1)
+            #expect(try await replica.write { $0.reservePinAttempt(id: "r1", maxAttempts: 3, coolDowns: [0], at: 35, ifRefused: Refusal.used) }.value == 2)
+            #expect(try await store.authenticator(credentialID: Data(repeating: 1, count: 32))?.1.lastFailedAt == 36)
+            try await store.write { $0.recordAuthenticatorUse(id: "r1", signCount: 0, failedAttempts: nil, at: 37, ifChanged: Refusal.used) }
             // Cool-downs: after the 1st failure 0 s, after the 2nd 10 s; refused inside it (nothing changes), allowed after.
             #expect(try await store.write { $0.reservePinAttempt(id: "r2", maxAttempts: 5, coolDowns: [0, 10], at: 40, ifRefused: Refusal.used) }.value == 1)
             #expect(try await replica.write { $0.reservePinAttempt(id: "r2", maxAttempts: 5, coolDowns: [0, 10], at: 40, ifRefused: Refusal.used) }.value == 2)
