@@ -33,14 +33,14 @@ struct HookCallerTests {
     func outcomes() async throws {
         try await Self.withHookServer { base in
             let caller = HTTPHookCaller(policy: HookAddressPolicy(allowPrivateAddresses: true))
-            let echo = await caller.post(url: base + "/echo", body: Array(#"{"a":1}"#.utf8), headers: [("Latch-Signature", "t=1,v1=ab")], timeoutSeconds: 5)
+            let echo = await caller.post(url: base + "/echo", body: Array(#"{"a":1}"#.utf8), headers: [("Latch-Signature", "t=1,v1=ab")], timeoutSeconds: 30)
             let answer = try echo.get()
             #expect(answer.status == 200)
             #expect(String(decoding: answer.body, as: UTF8.self) == #"{"received":7,"signature":"t=1,v1=ab"}"#)
-            #expect(await caller.post(url: base + "/redirect", body: [], headers: [], timeoutSeconds: 5) == .failure(.redirect(302)))
-            #expect(await caller.post(url: base + "/big", body: [], headers: [], timeoutSeconds: 5) == .failure(.tooLarge))
+            #expect(await caller.post(url: base + "/redirect", body: [], headers: [], timeoutSeconds: 30) == .failure(.redirect(302)))
+            #expect(await caller.post(url: base + "/big", body: [], headers: [], timeoutSeconds: 30) == .failure(.tooLarge))
             #expect(await caller.post(url: base + "/slow", body: [], headers: [], timeoutSeconds: 1) == .failure(.timeout))
-            #expect(try await caller.post(url: base + "/busy", body: [], headers: [], timeoutSeconds: 5).get().status == 503)
+            #expect(try await caller.post(url: base + "/busy", body: [], headers: [], timeoutSeconds: 30).get().status == 503)
         }
     }
 
@@ -48,12 +48,12 @@ struct HookCallerTests {
     func ssrf() async throws {
         try await Self.withHookServer { base in
             let caller = HTTPHookCaller(policy: HookAddressPolicy(allowPrivateAddresses: false))
-            guard case .failure(.refused) = await caller.post(url: base + "/echo", body: [], headers: [], timeoutSeconds: 5) else {
+            guard case .failure(.refused) = await caller.post(url: base + "/echo", body: [], headers: [], timeoutSeconds: 30) else {
                 Issue.record("127.0.0.1 was called")
                 return
             }
             let port = try #require(URLComponents(string: base)?.port)
-            guard case .failure(.refused) = await caller.post(url: "http://localhost:\(port)/echo", body: [], headers: [], timeoutSeconds: 5) else {
+            guard case .failure(.refused) = await caller.post(url: "http://localhost:\(port)/echo", body: [], headers: [], timeoutSeconds: 30) else {
                 Issue.record("localhost was called")
                 return
             }
