@@ -1,5 +1,4 @@
 import Foundation
-import LatchModel
 
 /// Runs blocking work — opening a database (its migrations commit and fsync), closing one (it waits for its writer
 /// thread) — on a thread of its own and awaits it, so that a test's cooperative-pool thread is never blocked: the

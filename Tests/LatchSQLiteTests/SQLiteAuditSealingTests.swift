@@ -17,10 +17,10 @@ struct SQLiteAuditSealingTests {
 
     @Test("A unit's records are sealed when write returns, in order and without gaps; a refused unit leaves none and no hole")
     func sealedAtInsert() async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try SQLiteStore(directory: directory.path)
-        defer { store.close() }
+        try await withStores(sealsAtCommit: [true]) { try await checkSealedAtInsert($0[0]) }
+    }
+
+    func checkSealedAtInsert(_ store: SQLiteStore) async throws {
         try await store.record(event("e1"))
         await #expect(throws: Refused.self) {
             try await store.write { transaction in
@@ -50,13 +50,11 @@ struct SQLiteAuditSealingTests {
 
     @Test("Rows another writer left unsealed make batches write plain rows until the sealer linked them all, in order; then sealing at insert resumes")
     func plainRowsFirst() async throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try SQLiteStore(directory: directory.path)
-        defer { store.close() }
-        // An older binary, or another process that leaves sealing to the sealer.
-        let older = try SQLiteStore(directory: directory.path, sealsAtCommit: false)
-        defer { older.close() }
+        // The second: an older binary, or another process that leaves sealing to the sealer.
+        try await withStores(sealsAtCommit: [true, false]) { try await checkPlainRowsFirst($0[0], older: $0[1]) }
+    }
+
+    func checkPlainRowsFirst(_ store: SQLiteStore, older: SQLiteStore) async throws {
         try await store.record(event("a1"))
         try await older.record(event("b1"))
         try await store.record(event("a2"))
@@ -82,12 +80,6 @@ struct SQLiteAuditSealingTests {
           arguments: [true, false])
     func race(replicaSealsAtCommit: Bool) async throws {
         let check = try #require(StoreConformance.checks.first { $0.name.hasPrefix("audit log: sealed in commit order") })
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try SQLiteStore(directory: directory.path)
-        defer { store.close() }
-        let replica = try SQLiteStore(directory: directory.path, sealsAtCommit: replicaSealsAtCommit)
-        defer { replica.close() }
-        try await check.run(store, replica)
+        try await withStores(sealsAtCommit: [true, replicaSealsAtCommit]) { try await check.run($0[0], $0[1]) }
     }
 }

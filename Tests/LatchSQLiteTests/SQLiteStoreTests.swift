@@ -23,6 +23,26 @@ func withStore<T>(_ body: (SQLiteStore, TemporaryDirectory) async throws -> T) a
     return try result.get()
 }
 
+/// Opens one store per entry of `sealsAtCommit` on one fresh file for the duration of `body` — opened and closed off the
+/// cooperative pool (opening commits the migrations; closing waits for the writer thread).
+func withStores(sealsAtCommit: [Bool], _ body: ([SQLiteStore]) async throws -> Void) async throws {
+    let directory = TemporaryDirectory()
+    defer { directory.remove() }
+    let path = directory.path
+    var stores: [SQLiteStore] = []
+    for seals in sealsAtCommit { stores.append(try await offPool { try SQLiteStore(directory: path, sealsAtCommit: seals) }) }
+    let opened = stores
+    let outcome: Result<Void, any Error>
+    do {
+        try await body(opened)
+        outcome = .success(())
+    } catch {
+        outcome = .failure(error)
+    }
+    _ = try? await offPool { for store in opened { store.close() } }
+    try outcome.get()
+}
+
 @Suite("SQLite store")
 struct SQLiteStoreTests {
     @Test("Store conformance (two connections to one file)", arguments: StoreConformance.checks)
@@ -30,24 +50,8 @@ struct SQLiteStoreTests {
         // The audit checks are the sealer's (records stay unsealed until its pass): they run on stores that leave
         // sealing to it; SQLiteAuditSealingTests check sealing at insert.
         let sealsAtCommit = !check.name.hasPrefix("audit log:")
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let path = directory.path
         // Opened and closed off the cooperative pool: 51 checks at once would otherwise block its threads on migrations.
-        let store = try await offPool { try SQLiteStore(directory: path, sealsAtCommit: sealsAtCommit) }
-        let replica = try await offPool { try SQLiteStore(directory: path, sealsAtCommit: sealsAtCommit) }
-        let outcome: Result<Void, any Error>
-        do {
-            try await check.run(store, replica)
-            outcome = .success(())
-        } catch {
-            outcome = .failure(error)
-        }
-        _ = try? await offPool {
-            store.close()
-            replica.close()
-        }
-        try outcome.get()
+        try await withStores(sealsAtCommit: [sealsAtCommit, sealsAtCommit]) { try await check.run($0[0], $0[1]) }
     }
 
     @Test("Declares no connection pool: its readers and one writer are not a pool the metrics report")
