@@ -141,6 +141,8 @@ let package = Package(
                 "LatchModel", "LatchJOSE", "LatchCore", "LatchWeb",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                // HTTP1Channel and its connection-state handler, which the well-known fast path sits behind.
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -161,6 +163,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -356,6 +359,9 @@ let package = Package(
                 "LatchServer", "LatchWeb", "LatchApp", "LatchTesting", "LatchSQLite", "LatchPostgres", "LatchAttestation", "LatchCBOR",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                // The well-known fast path's tests drive a channel handler without sockets.
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import NIOCore
 import NIOPosix
 import LatchCore
@@ -89,16 +90,26 @@ struct LatchHTTPService: Service, CustomStringConvertible {
                 "idleTimeout": "\(configuration.idleTimeout)",
             ])
         let connections = ConnectionCounter(limits: limits, logger: logger)
+        let services = deployment.services
+        let documents = WellKnownDocuments(services)
+        let serverName = "Latch"
+        // The well-known documents are answered on the event loop unless requests are traced (see WellKnownFastPath).
+        let answerOnEventLoop: @Sendable () -> WellKnownFastPath = {
+            WellKnownFastPath(documents: documents, metrics: services.metrics, serverName: serverName)
+        }
+        let fastPath = services.settings.tracing ? nil : answerOnEventLoop
+        let http1 = HTTP1Channel.Configuration(
+            additionalChannelHandlers: connections.handlers(), idleTimeout: .seconds(configuration.idleTimeout + configuration.bodyTimeout),
+            // A request head is small (a bearer token, a form's content type): 16 KiB in at most 100 fields.
+            httpDecoderConfiguration: .init(
+                maxHeaderFieldSize: RequestLimits.maximumHeaderField, maxHeaderListSize: RequestLimits.maximumHeaders,
+                maxHeaderFieldCount: RequestLimits.maximumHeaderCount))
         var app = Application(
-            router: buildRouter(deployment.services, pages: pages),
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: connections.handlers(), idleTimeout: .seconds(configuration.idleTimeout + configuration.bodyTimeout),
-                    // A request head is small (a bearer token, a form's content type): 16 KiB in at most 100 fields.
-                    httpDecoderConfiguration: .init(
-                        maxHeaderFieldSize: RequestLimits.maximumHeaderField, maxHeaderListSize: RequestLimits.maximumHeaders,
-                        maxHeaderFieldCount: RequestLimits.maximumHeaderCount))),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Latch"),
+            router: buildRouter(services, pages: pages, documents: documents),
+            server: HTTPServerBuilder { responder in
+                LatchHTTP1Channel(base: HTTP1Channel(responder: responder, configuration: http1), fastPath: fastPath)
+            },
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: serverName),
             onServerRunning: { [onServerRunning] channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
         app.addServices(Housekeeping(deployment: deployment, interval: .seconds(configuration.housekeepingInterval), logger: logger))

@@ -19,8 +19,10 @@ private let builtInPages: WebPages = {
     }
 }()
 
-/// Builds the router over assembled services and `pages`. `LatchApp` serves it.
-public func buildRouter(_ services: LatchServices, pages: WebPages) -> Router<LatchRequestContext> {
+/// Builds the router over assembled services and `pages`. `LatchApp` serves it, with the `documents` its connections'
+/// fast path answers from.
+public func buildRouter(_ services: LatchServices, pages: WebPages, documents: WellKnownDocuments? = nil) -> Router<LatchRequestContext> {
+    let documents = documents ?? WellKnownDocuments(services)
     let router = Router(context: LatchRequestContext.self, options: .autoGenerateHeadEndpoints)
     let methods = RouteMethods()
     // Outermost: the span covers everything else.
@@ -34,12 +36,7 @@ public func buildRouter(_ services: LatchServices, pages: WebPages) -> Router<La
     let now: @Sendable () -> Double = { clock.now().timeIntervalSince1970 }
     let limited = RateLimitMiddleware(limiter: RateLimiter(perMinute: services.settings.rateLimitPerMinute, now: now))
 
-    router.addRoutes(
-        DiscoveryController(
-            keys: services.keys, issuer: services.settings.issuer, algorithms: services.keys.idTokenAlgorithms.map(\.rawValue),
-            scopes: services.settings.scopes, grantTypes: services.tokens.grantTypes, proofTypes: services.registration.proofTypes,
-            dpop: services.tokens.dpop != nil
-        ).endpoints)
+    router.addRoutes(documents.endpoints)
     var oauth = OAuthController(tokens: services.tokens, revocation: services.revocation, sessions: services.sessions, clients: services.clients)
     oauth.metrics = services.metrics
     // The unauthenticated endpoints that write (sign-in, registration, challenge) are rate-limited per address.

@@ -3,39 +3,12 @@ import LatchCore
 import LatchJOSE
 import LatchModel
 
-/// OpenID Provider metadata (OIDC Discovery 1.0 §3), also as OAuth 2.0 Authorization Server Metadata (RFC 8414 §3),
-/// and the JWKS (RFC 7517 §5).
-struct DiscoveryController {
-    let keys: SigningKeyRing
-    let issuer: String
-    /// The ID token algorithms, the deployment's first (`id_token_signing_alg_values_supported`).
-    let algorithms: [String]
-    let scopes: [String]
-    let grantTypes: [String]
-    let proofTypes: [String]
-    /// Whether DPoP proofs are accepted (RFC 9449 §5.1).
-    var dpop = false
-
-    var endpoints: RouteCollection<LatchRequestContext> {
-        let routes = RouteCollection(context: LatchRequestContext.self)
-        // The answers are made once (the metadata never changes while the server runs; the key set when keys rotate)
-        // and handed out as they are: headers and body are copy-on-write values.
-        let metadata = JSONResponse.make(
-            bytes: Self.metadata(issuer: issuer, algorithms: algorithms, scopes: scopes, grantTypes: grantTypes, proofTypes: proofTypes, dpop: dpop),
-            noStore: false, maxAge: 300)
-        routes.get(".well-known/openid-configuration") { _, _ in metadata }
-        // RFC 8414 §3: the same document as OAuth 2.0 Authorization Server Metadata (every member it uses is
-        // registered there or in OpenID Connect Discovery 1.0 §3, which RFC 8414 §2 takes in).
-        routes.get(".well-known/oauth-authorization-server") { _, _ in metadata }
-        let keySet = KeySetAnswer()
-        routes.get(".well-known/jwks.json") { [keys] _, _ in
-            // Short caching: verifiers refetch on an unknown kid anyway, and rotation stays visible within minutes.
-            keySet.response(for: keys.jwksJSON)
-        }
-        return routes
-    }
-
-    static func metadata(
+/// OpenID Provider metadata (OIDC Discovery 1.0 §3), also served as OAuth 2.0 Authorization Server Metadata (RFC 8414
+/// §3); ``WellKnownDocuments`` answers it.
+enum DiscoveryMetadata {
+    /// `algorithms`: the ID token algorithms, the deployment's first (`id_token_signing_alg_values_supported`);
+    /// `dpop`: whether DPoP proofs are accepted (RFC 9449 §5.1).
+    static func document(
         issuer: String, algorithms: [String], scopes: [String], grantTypes: [String], proofTypes: [String], dpop: Bool = false
     ) -> [UInt8] {
         var writer = JSONWriter(reservingCapacity: 1024)
@@ -87,18 +60,5 @@ struct DiscoveryController {
             ["iss", "sub", "aud", "iat", "exp", "auth_time", "amr", "sid", "username", "nonce", "consumers"])
         writer.endObject()
         return writer.bytes
-    }
-}
-
-/// The JWKS answer for the key ring's current key set, made again only when the set changes (a rotation gives the
-/// ring a new array; the same array compares equal by identity, without reading its bytes).
-private final class KeySetAnswer: Sendable {
-    private let cached = Locked<(keySet: [UInt8], response: Response)?>(nil)
-
-    func response(for keySet: [UInt8]) -> Response {
-        if let hit = cached.withLock({ $0 }), hit.keySet == keySet { return hit.response }
-        let response = JSONResponse.make(bytes: keySet, noStore: false, maxAge: 300)
-        cached.withLock { $0 = (keySet, response) }
-        return response
     }
 }

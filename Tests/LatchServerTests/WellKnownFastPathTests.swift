@@ -1,0 +1,185 @@
+import Foundation
+import HTTPTypes
+import LatchCore
+import LatchModel
+@testable import LatchServer
+import NIOCore
+import NIOEmbedded
+import NIOHTTPTypes
+import Testing
+
+/// The well-known documents answered on the event loop (`WellKnownFastPath`), driven through NIO's embedded channel.
+@Suite("Well-known fast path")
+struct WellKnownFastPathTests {
+    /// A channel with the fast path over `deployment`'s documents and metrics.
+    static func channel(_ deployment: Deployment) -> EmbeddedChannel {
+        EmbeddedChannel(
+            handler: WellKnownFastPath(documents: WellKnownDocuments(deployment.services), metrics: deployment.services.metrics, serverName: "Latch"))
+    }
+
+    static func request(_ method: HTTPRequest.Method, _ path: String, _ fields: HTTPFields = [:]) -> HTTPRequestPart {
+        .head(HTTPRequest(method: method, scheme: nil, authority: "latch.test", path: path, headerFields: fields))
+    }
+
+    /// The response parts written so far: (head, body bytes, whether it ended), one per response.
+    static func answers(_ channel: EmbeddedChannel) throws -> [(HTTPResponse, [UInt8], Bool)] {
+        var answers: [(HTTPResponse, [UInt8], Bool)] = []
+        while let part = try channel.readOutbound(as: HTTPResponsePart.self) {
+            switch part {
+            case .head(let head): answers.append((head, [], false))
+            case .body(let buffer): answers[answers.count - 1].1 += Array(buffer.readableBytesView)
+            case .end: answers[answers.count - 1].2 = true
+            }
+        }
+        return answers
+    }
+
+    /// The request heads that passed on to the router, by path.
+    static func passedOn(_ channel: EmbeddedChannel) throws -> [String] {
+        var paths: [String] = []
+        while let part = try channel.readInbound(as: HTTPRequestPart.self) {
+            if case .head(let head) = part { paths.append(head.path ?? "") }
+        }
+        return paths
+    }
+
+    @Test("GET and HEAD of the three documents answer what the router answers, with Date and Server, and are counted under the router's route")
+    func answersLikeTheRouter() async throws {
+        let deployment = try await Deployment.make()
+        let channel = Self.channel(deployment)
+        let paths = ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server", "/.well-known/jwks.json"]
+        for path in paths {
+            for method in [HTTPRequest.Method.get, .head] {
+                try channel.writeInbound(Self.request(method, path + (method == .head ? "?any=query" : "")))
+                try channel.writeInbound(HTTPRequestPart.end(nil))
+            }
+        }
+        let answers = try Self.answers(channel)
+        #expect(try Self.passedOn(channel).isEmpty)
+        #expect(answers.count == 6)
+        try await deployment.run { client in
+            for (index, path) in paths.enumerated() {
+                let routed = try await client.get(path)
+                #expect(routed.status == .ok)
+                let (getHead, getBody, getEnded) = answers[index * 2]
+                let (headHead, headBody, headEnded) = answers[index * 2 + 1]
+                #expect(getHead.status == .ok && getEnded && headEnded)
+                #expect(getBody == Array(routed.body), "\(path)")
+                #expect(headBody.isEmpty)
+                for head in [getHead, headHead] {
+                    #expect(head.headerFields[.contentType] == routed.headers[.contentType])
+                    #expect(head.headerFields[.cacheControl] == routed.headers[.cacheControl])
+                    #expect(head.headerFields[.contentLength] == String(routed.body.count))
+                    #expect(head.headerFields[.server] == "Latch")
+                    #expect(head.headerFields[.date]?.hasSuffix(" GMT") == true)
+                }
+            }
+            let text = String(decoding: Array(try #require(deployment.services.metrics).render()), as: UTF8.self)
+            // One GET each through the fast path and one through the router, under one series.
+            for path in paths {
+                #expect(MetricsTests.value(text, #"latch_http_requests_total{route="\#(path)",method="GET",status="200"}"#) == 2, "\(path)")
+                #expect(MetricsTests.value(text, #"latch_http_requests_total{route="\#(path)",method="HEAD",status="200"}"#) == 1, "\(path)")
+            }
+        }
+        _ = try channel.finish()
+    }
+
+    @Test("Requests the router would answer differently pass on untouched: other methods and paths, a body, a Connection header")
+    func passesOnTheRest() async throws {
+        let deployment = try await Deployment.make()
+        let channel = Self.channel(deployment)
+        let requests: [(HTTPRequestPart, String)] = [
+            (Self.request(.post, "/.well-known/jwks.json"), "/.well-known/jwks.json"),
+            (Self.request(.options, "/.well-known/jwks.json"), "/.well-known/jwks.json"),
+            (Self.request(.get, "/.well-known/jwks.json/"), "/.well-known/jwks.json/"),
+            (Self.request(.get, "/.well-known/JWKS.json"), "/.well-known/JWKS.json"),
+            (Self.request(.get, "/.well-known/jwks.jsonx"), "/.well-known/jwks.jsonx"),
+            (Self.request(.get, "/oauth2/userinfo"), "/oauth2/userinfo"),
+            (Self.request(.get, "/.well-known/jwks.json", [.connection: "close"]), "/.well-known/jwks.json"),
+            (Self.request(.get, "/.well-known/jwks.json", [.connection: "keep-alive"]), "/.well-known/jwks.json"),
+            (Self.request(.get, "/.well-known/jwks.json", [.contentLength: "2"]), "/.well-known/jwks.json"),
+            (Self.request(.get, "/.well-known/jwks.json", [.transferEncoding: "chunked"]), "/.well-known/jwks.json"),
+        ]
+        for (head, path) in requests {
+            try channel.writeInbound(head)
+            try channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: "{}")))
+            try channel.writeInbound(HTTPRequestPart.end(nil))
+            #expect(try Self.passedOn(channel) == [path])
+            #expect(try Self.answers(channel).isEmpty)
+            // The router's answer ends; the next request is then free to be taken.
+            try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .notFound)))
+            try channel.writeOutbound(HTTPResponsePart.end(nil))
+            #expect(try Self.answers(channel).count == 1)
+        }
+        try channel.writeInbound(Self.request(.get, "/.well-known/jwks.json"))
+        try channel.writeInbound(HTTPRequestPart.end(nil))
+        #expect(try Self.passedOn(channel).isEmpty)
+        #expect(try Self.answers(channel).first?.0.status == .ok)
+        _ = try channel.finish()
+        try await deployment.run { _ in }
+    }
+
+    @Test("HTTP/1.1 answers in order: while an earlier request is being answered by the router, the documents pass on too")
+    func keepsPipelinedOrder() async throws {
+        let deployment = try await Deployment.make()
+        let channel = Self.channel(deployment)
+        // A token request, then two documents pipelined behind it before its answer.
+        try channel.writeInbound(Self.request(.post, "/oauth2/token", [.contentLength: "2"]))
+        try channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: "{}")))
+        try channel.writeInbound(HTTPRequestPart.end(nil))
+        for path in ["/.well-known/jwks.json", "/.well-known/openid-configuration"] {
+            try channel.writeInbound(Self.request(.get, path))
+            try channel.writeInbound(HTTPRequestPart.end(nil))
+        }
+        #expect(try Self.passedOn(channel) == ["/oauth2/token", "/.well-known/jwks.json", "/.well-known/openid-configuration"])
+        #expect(try Self.answers(channel).isEmpty)
+        // The router answers the three in turn; only after the last does the fast path take the next request.
+        for remaining in [2, 1, 0] {
+            try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok)))
+            try channel.writeOutbound(HTTPResponsePart.end(nil))
+            try channel.writeInbound(Self.request(.get, "/.well-known/jwks.json"))
+            try channel.writeInbound(HTTPRequestPart.end(nil))
+            if remaining > 0 {
+                #expect(try Self.passedOn(channel) == ["/.well-known/jwks.json"])
+                // The request passed on now is answered too before the count falls.
+                try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok)))
+                try channel.writeOutbound(HTTPResponsePart.end(nil))
+            } else {
+                #expect(try Self.passedOn(channel).isEmpty)
+            }
+        }
+        let answers = try Self.answers(channel)
+        #expect(answers.map(\.0.status.code) == [200, 200, 200, 200, 200, 200])
+        #expect(answers.last?.0.headerFields[.contentType] == "application/json")
+        #expect(answers.dropLast().allSatisfy { $0.0.headerFields[.contentType] == nil })
+        _ = try channel.finish()
+        try await deployment.run { _ in }
+    }
+
+    @Test("A key rotation shows in the next answer")
+    func rotationShows() async throws {
+        let deployment = try await Deployment.make()
+        let channel = Self.channel(deployment)
+        func keyIDs() throws -> [String] {
+            try channel.writeInbound(Self.request(.get, "/.well-known/jwks.json"))
+            try channel.writeInbound(HTTPRequestPart.end(nil))
+            let body = try #require(try Self.answers(channel).first).1
+            return try JSONValue.parse(Data(body))["keys"]?.arrayValue?.compactMap { $0["kid"]?.stringValue } ?? []
+        }
+        let before = try keyIDs()
+        #expect(before.count == 1)
+        _ = try await deployment.services.keys.rotate(random: .system)
+        let after = try keyIDs()
+        #expect(after.count == 2 && after.contains(before[0]), "\(after)")
+        _ = try channel.finish()
+        try await deployment.run { _ in }
+    }
+
+    @Test("The Date header is RFC 9110's IMF-fixdate")
+    func dateFormat() {
+        // RFC 9110 §5.6.7's example.
+        #expect(HTTPDate.format(epochSeconds: 784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(epochSeconds: 0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(epochSeconds: 1_795_824_000) == "Sat, 28 Nov 2026 00:00:00 GMT")
+    }
+}
