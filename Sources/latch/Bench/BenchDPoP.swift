@@ -190,56 +190,55 @@ final class BenchDPoP: @unchecked Sendable {
         // Whose token each request carries (the proof-only loop checks `ath` against it).
         let owners = made.map(\.client)
         let deadline = duration
-        let box = Slots<Loop>(count: 2, initial: Loop())
-        let done = DispatchSemaphore(value: 0)
         // One task: every call after the previous one, so one thread works at a time.
-        Task.detached {
-            // The first call fetches the JWK Set; not timed.
-            _ = try? await verifier.authenticate(warmUp)
-            var loop = Loop()
-            loop.latencies.reserveCapacity(requests.count)
-            let started = LoadRunner.now()
-            for request in requests {
-                let begin = LoadRunner.now()
-                if begin - started >= deadline { break }
-                do {
-                    let token = try await verifier.authenticate(request)
-                    if token.jkt == nil {
+        let loops: [Loop]
+        do {
+            loops = try Bench.blocking {
+                // The first call fetches the JWK Set; not timed.
+                _ = try? await verifier.authenticate(warmUp)
+                var loop = Loop()
+                loop.latencies.reserveCapacity(requests.count)
+                let started = LoadRunner.now()
+                for request in requests {
+                    let begin = LoadRunner.now()
+                    if begin - started >= deadline { break }
+                    do {
+                        let token = try await verifier.authenticate(request)
+                        if token.jkt == nil {
+                            loop.errors += 1
+                            loop.firstError = loop.firstError ?? "the token was accepted without its binding"
+                        }
+                    } catch {
                         loop.errors += 1
-                        loop.firstError = loop.firstError ?? "the token was accepted without its binding"
+                        loop.firstError = loop.firstError ?? "\(error)"
                     }
-                } catch {
-                    loop.errors += 1
-                    loop.firstError = loop.firstError ?? "\(error)"
+                    loop.latencies.append(UInt32(min((LoadRunner.now() - begin) * 1_000_000, Double(UInt32.max))))
                 }
-                loop.latencies.append(UInt32(min((LoadRunner.now() - begin) * 1_000_000, Double(UInt32.max))))
-            }
-            loop.seconds = LoadRunner.now() - started
-            box.set(0, loop)
-            // The proof alone: the same proofs, the same expectations, no token and no replay cache (a few seconds).
-            let proofSeconds = min(deadline, 3)
-            var proofLoop = Loop()
-            proofLoop.latencies.reserveCapacity(requests.count)
-            let proofStarted = LoadRunner.now()
-            for (index, request) in requests.enumerated() {
-                let begin = LoadRunner.now()
-                if begin - proofStarted >= proofSeconds { break }
-                let expected = DPoP.Expectations(
-                    method: request.method, url: url, accessToken: tokens[owners[index]], now: Int64(Date().timeIntervalSince1970))
-                do {
-                    _ = try DPoP.verify(request.dpop[0], expected)
-                } catch {
-                    proofLoop.errors += 1
-                    proofLoop.firstError = proofLoop.firstError ?? "\(error)"
+                loop.seconds = LoadRunner.now() - started
+                // The proof alone: the same proofs, the same expectations, no token and no replay cache (a few seconds).
+                let proofSeconds = min(deadline, 3)
+                var proofLoop = Loop()
+                proofLoop.latencies.reserveCapacity(requests.count)
+                let proofStarted = LoadRunner.now()
+                for (index, request) in requests.enumerated() {
+                    let begin = LoadRunner.now()
+                    if begin - proofStarted >= proofSeconds { break }
+                    let expected = DPoP.Expectations(
+                        method: request.method, url: url, accessToken: tokens[owners[index]], now: Int64(Date().timeIntervalSince1970))
+                    do {
+                        _ = try DPoP.verify(request.dpop[0], expected)
+                    } catch {
+                        proofLoop.errors += 1
+                        proofLoop.firstError = proofLoop.firstError ?? "\(error)"
+                    }
+                    proofLoop.latencies.append(UInt32(min((LoadRunner.now() - begin) * 1_000_000, Double(UInt32.max))))
                 }
-                proofLoop.latencies.append(UInt32(min((LoadRunner.now() - begin) * 1_000_000, Double(UInt32.max))))
+                proofLoop.seconds = LoadRunner.now() - proofStarted
+                return [loop, proofLoop]
             }
-            proofLoop.seconds = LoadRunner.now() - proofStarted
-            box.set(1, proofLoop)
-            done.signal()
+        } catch {
+            return failed("\(error)")
         }
-        done.wait()
-        let loops = box.values
         proofOnly = ScenarioResult(
             name: "DPoP.verify", requests: loops[1].latencies.count, errors: loops[1].errors, seconds: loops[1].seconds,
             latencies: loops[1].latencies.sorted(), firstError: loops[1].firstError)
