@@ -71,6 +71,8 @@ struct WellKnownLiveTests {
             // Closed after the answer, not by the 2 s idle timeout (one bound, with the margin the slow-client tests use).
             if index == 0 { #expect((fastClosed ?? 99) < 1.9, "HTTP/1.0 stayed open \(fastClosed ?? -1) s") }
         }
+        // The handler was installed (else the server says so once, and every answer above came from the router).
+        #expect(!server.log.contains("fast path not installed"), "\(server.log)")
         #expect(try await server.terminate() == 0)
     }
 

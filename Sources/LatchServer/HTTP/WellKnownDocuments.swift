@@ -24,12 +24,15 @@ public final class WellKnownDocuments: Sendable {
     private let metadata: Answer
     private let serverMetadata: Answer
     private let keys: SigningKeyRing
-    /// The key set's answer, made again only when the ring's key set changes (a rotation or a reload).
+    /// The key set's answer, made again only when the ring's key set changes (a rotation or a reload gives the ring a
+    /// new array; the same array compares equal by identity, without reading its bytes).
     private let keySet = Locked<(bytes: [UInt8], answer: Answer)?>(nil)
 
     init(metadata bytes: [UInt8], keys: SigningKeyRing) {
         let body = JSONResponse.withNewline(bytes)
         metadata = Answer(headers: Self.headers, body: body, route: Self.metadataPath)
+        // RFC 8414 §3: the same document as OAuth 2.0 Authorization Server Metadata (every member it uses is registered
+        // there or in OpenID Connect Discovery 1.0 §3, which RFC 8414 §2 takes in).
         serverMetadata = Answer(headers: Self.headers, body: body, route: Self.serverMetadataPath)
         self.keys = keys
     }

@@ -8,6 +8,7 @@ import Darwin
 import HTTPTypes
 import Hummingbird
 import HummingbirdCore
+import LatchModel
 import Logging
 import NIOCore
 import NIOHTTPTypes
@@ -17,7 +18,8 @@ import NIOHTTPTypes
 ///
 /// Every verifier and client library fetches these documents, they carry nothing secret, and they are the same for
 /// every caller; through the router each answer crossed from the event loop to the task pool and back and passed
-/// the middleware chain, which cost several times what writing a cached answer costs. Only requests the router
+/// the middleware chain, which cost half as much again as writing the cached answer here (86 against 57 µs of server
+/// CPU per request in docs/bench-2026-11-27-well-known.md). Only requests the router
 /// would answer exactly alike are taken: `GET` or `HEAD` of one of the three paths (any query), without a body or a
 /// `Connection` header, while no earlier request of the connection is still being answered (HTTP/1.1 answers in
 /// order). Anything else passes on untouched. Each answer is counted in `latch_http_requests_total` under the route
@@ -111,6 +113,8 @@ public struct LatchHTTP1Channel: ServerChildChannel {
 
     private let base: HTTP1Channel
     private let fastPath: (@Sendable () -> WellKnownFastPath)?
+    /// Whether the process has said that the fast path could not be installed (said once, not per connection).
+    private static let warned = Locked(false)
 
     /// `fastPath` makes each connection's handler; nil serves every request through the router.
     public init(base: HTTP1Channel, fastPath: (@Sendable () -> WellKnownFastPath)?) {
@@ -120,10 +124,17 @@ public struct LatchHTTP1Channel: ServerChildChannel {
 
     public func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         base.setup(channel: channel, logger: logger).flatMapThrowing { [fastPath] value in
-            if let fastPath {
-                let pipeline = channel.pipeline.syncOperations
-                try pipeline.addHandler(fastPath(), position: .after(try pipeline.handler(type: HTTPConnectionStateHandler.self)))
+            guard let fastPath else { return value }
+            let pipeline = channel.pipeline.syncOperations
+            // Without the state handler (a Hummingbird that builds its pipeline otherwise) every request goes through
+            // the router: slower, never wrong.
+            guard let state = try? pipeline.handler(type: HTTPConnectionStateHandler.self) else {
+                if Self.warned.withLock({ warned in defer { warned = true }; return !warned }) {
+                    logger.warning("well-known fast path not installed: no HTTPConnectionStateHandler in Hummingbird's pipeline")
+                }
+                return value
             }
+            try pipeline.addHandler(fastPath(), position: .after(state))
             return value
         }
     }
