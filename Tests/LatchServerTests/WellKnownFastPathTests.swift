@@ -21,6 +21,19 @@ struct WellKnownFastPathTests {
         .head(HTTPRequest(method: method, scheme: nil, authority: "latch.test", path: path, headerFields: fields))
     }
 
+    /// One whole request: its head, a body when given, its end.
+    static func send(_ channel: EmbeddedChannel, _ head: HTTPRequestPart, body: String? = nil) throws {
+        try channel.writeInbound(head)
+        if let body { try channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: body))) }
+        try channel.writeInbound(HTTPRequestPart.end(nil))
+    }
+
+    /// The router's answer to the oldest request passed on: a head and its end.
+    static func routerAnswers(_ channel: EmbeddedChannel, _ status: HTTPResponse.Status = .ok) throws {
+        try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: status)))
+        try channel.writeOutbound(HTTPResponsePart.end(nil))
+    }
+
     /// The response parts written so far: (head, body bytes, whether it ended), one per response.
     static func answers(_ channel: EmbeddedChannel) throws -> [(HTTPResponse, [UInt8], Bool)] {
         var answers: [(HTTPResponse, [UInt8], Bool)] = []
@@ -50,8 +63,7 @@ struct WellKnownFastPathTests {
         let paths = ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server", "/.well-known/jwks.json"]
         for path in paths {
             for method in [HTTPRequest.Method.get, .head] {
-                try channel.writeInbound(Self.request(method, path + (method == .head ? "?any=query" : "")))
-                try channel.writeInbound(HTTPRequestPart.end(nil))
+                try Self.send(channel, Self.request(method, path + (method == .head ? "?any=query" : "")))
             }
         }
         let answers = try Self.answers(channel)
@@ -101,18 +113,14 @@ struct WellKnownFastPathTests {
             (Self.request(.get, "/.well-known/jwks.json", [.transferEncoding: "chunked"]), "/.well-known/jwks.json"),
         ]
         for (head, path) in requests {
-            try channel.writeInbound(head)
-            try channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: "{}")))
-            try channel.writeInbound(HTTPRequestPart.end(nil))
+            try Self.send(channel, head, body: "{}")
             #expect(try Self.passedOn(channel) == [path])
             #expect(try Self.answers(channel).isEmpty)
             // The router's answer ends; the next request is then free to be taken.
-            try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .notFound)))
-            try channel.writeOutbound(HTTPResponsePart.end(nil))
+            try Self.routerAnswers(channel, .notFound)
             #expect(try Self.answers(channel).count == 1)
         }
-        try channel.writeInbound(Self.request(.get, "/.well-known/jwks.json"))
-        try channel.writeInbound(HTTPRequestPart.end(nil))
+        try Self.send(channel, Self.request(.get, "/.well-known/jwks.json"))
         #expect(try Self.passedOn(channel).isEmpty)
         #expect(try Self.answers(channel).first?.0.status == .ok)
         _ = try channel.finish()
@@ -124,26 +132,20 @@ struct WellKnownFastPathTests {
         let deployment = try await Deployment.make()
         let channel = Self.channel(deployment)
         // A token request, then two documents pipelined behind it before its answer.
-        try channel.writeInbound(Self.request(.post, "/oauth2/token", [.contentLength: "2"]))
-        try channel.writeInbound(HTTPRequestPart.body(ByteBuffer(string: "{}")))
-        try channel.writeInbound(HTTPRequestPart.end(nil))
+        try Self.send(channel, Self.request(.post, "/oauth2/token", [.contentLength: "2"]), body: "{}")
         for path in ["/.well-known/jwks.json", "/.well-known/openid-configuration"] {
-            try channel.writeInbound(Self.request(.get, path))
-            try channel.writeInbound(HTTPRequestPart.end(nil))
+            try Self.send(channel, Self.request(.get, path))
         }
         #expect(try Self.passedOn(channel) == ["/oauth2/token", "/.well-known/jwks.json", "/.well-known/openid-configuration"])
         #expect(try Self.answers(channel).isEmpty)
         // The router answers the three in turn; only after the last does the fast path take the next request.
         for remaining in [2, 1, 0] {
-            try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok)))
-            try channel.writeOutbound(HTTPResponsePart.end(nil))
-            try channel.writeInbound(Self.request(.get, "/.well-known/jwks.json"))
-            try channel.writeInbound(HTTPRequestPart.end(nil))
+            try Self.routerAnswers(channel)
+            try Self.send(channel, Self.request(.get, "/.well-known/jwks.json"))
             if remaining > 0 {
                 #expect(try Self.passedOn(channel) == ["/.well-known/jwks.json"])
                 // The request passed on now is answered too before the count falls.
-                try channel.writeOutbound(HTTPResponsePart.head(HTTPResponse(status: .ok)))
-                try channel.writeOutbound(HTTPResponsePart.end(nil))
+                try Self.routerAnswers(channel)
             } else {
                 #expect(try Self.passedOn(channel).isEmpty)
             }
@@ -161,8 +163,7 @@ struct WellKnownFastPathTests {
         let deployment = try await Deployment.make()
         let channel = Self.channel(deployment)
         func keyIDs() throws -> [String] {
-            try channel.writeInbound(Self.request(.get, "/.well-known/jwks.json"))
-            try channel.writeInbound(HTTPRequestPart.end(nil))
+            try Self.send(channel, Self.request(.get, "/.well-known/jwks.json"))
             let body = try #require(try Self.answers(channel).first).1
             return try JSONValue.parse(Data(body))["keys"]?.arrayValue?.compactMap { $0["kid"]?.stringValue } ?? []
         }

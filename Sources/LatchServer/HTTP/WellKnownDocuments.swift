@@ -70,13 +70,13 @@ public final class WellKnownDocuments: Sendable {
 
     /// The routes (the fast path answers the plain requests before they reach them; see ``WellKnownFastPath``).
     var endpoints: RouteCollection<LatchRequestContext> {
-        let routes = RouteCollection(context: LatchRequestContext.self)
-        for path in [Self.metadataPath, Self.serverMetadataPath, Self.keySetPath] {
-            routes.get(RouterPath(path)) { [self] _, _ in
-                let answer = self.answer(path: path[...])!
-                return Response(status: .ok, headers: answer.headers, body: .init(byteBuffer: answer.body))
-            }
+        @Sendable func response(_ answer: Answer) -> Response {
+            Response(status: .ok, headers: answer.headers, body: .init(byteBuffer: answer.body))
         }
+        let routes = RouteCollection(context: LatchRequestContext.self)
+        routes.get(RouterPath(Self.metadataPath)) { [metadata] _, _ in response(metadata) }
+        routes.get(RouterPath(Self.serverMetadataPath)) { [serverMetadata] _, _ in response(serverMetadata) }
+        routes.get(RouterPath(Self.keySetPath)) { [self] _, _ in response(keySetAnswer()) }
         return routes
     }
 }
