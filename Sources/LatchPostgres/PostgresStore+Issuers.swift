@@ -10,7 +10,7 @@ extension PostgresStore: SignOnIssuerStore {
 
     static func issuerKey(_ row: SignOnIssuerRow) throws -> SignOnIssuerKey {
         SignOnIssuerKey(
-            issuer: row.0, keyID: row.1, key: try StoredForm.publicKey(algorithm: row.2, der: row.3, column: "issuer_keys.public_key"),
+            issuer: row.0, keyID: row.1, key: try StoredForm.sharedPublicKey(algorithm: row.2, der: row.3, column: "issuer_keys.public_key"),
             audience: row.4, allowedClaims: try StoredForm.names(row.5), maxLifetime: row.6, createdAt: row.7)
     }
 

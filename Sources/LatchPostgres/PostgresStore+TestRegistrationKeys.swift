@@ -6,7 +6,7 @@ import PostgresNIO
 extension PostgresStore: TestRegistrationKeyStore {
     static func testKey(_ row: (String, String, Data, Int64, String?)) throws -> TestRegistrationKey {
         TestRegistrationKey(
-            keyID: row.0, key: try StoredForm.publicKey(algorithm: row.1, der: row.2, column: "test_keys.public_key"), createdAt: row.3,
+            keyID: row.0, key: try StoredForm.sharedPublicKey(algorithm: row.1, der: row.2, column: "test_keys.public_key"), createdAt: row.3,
             owner: row.4)
     }
 

@@ -7,7 +7,7 @@ extension SQLiteStore: SignOnIssuerStore {
     static func decodeIssuerKey(_ row: SQLRow) throws -> SignOnIssuerKey {
         SignOnIssuerKey(
             issuer: row.text(0), keyID: row.text(1),
-            key: try StoredForm.publicKey(algorithm: row.text(2), der: row.blob(3), column: "issuer_keys.public_key"),
+            key: try StoredForm.sharedPublicKey(algorithm: row.text(2), der: row.blob(3), column: "issuer_keys.public_key"),
             audience: row.text(4), allowedClaims: try StoredForm.names(row.text(5)), maxLifetime: row.int(6), createdAt: row.int(7))
     }
 

@@ -4,7 +4,7 @@ import LatchJOSE
 extension SQLiteStore: TestRegistrationKeyStore {
     static func decodeTestKey(_ row: SQLRow) throws -> TestRegistrationKey {
         TestRegistrationKey(
-            keyID: row.text(0), key: try StoredForm.publicKey(algorithm: row.text(1), der: row.blob(2), column: "test_keys.public_key"),
+            keyID: row.text(0), key: try StoredForm.sharedPublicKey(algorithm: row.text(1), der: row.blob(2), column: "test_keys.public_key"),
             createdAt: row.int(3), owner: row.optionalText(4))
     }
 

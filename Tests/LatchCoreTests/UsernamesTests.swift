@@ -1,4 +1,5 @@
-import LatchCore
+@testable import LatchCore
+import LatchTesting
 import Testing
 
 @Suite("Usernames: RFC 8265 UsernameCaseMapped for Latch's own, NFC and visible for federated subjects")
@@ -29,5 +30,39 @@ struct UsernamesTests {
     ])
     func federated(subject: String, accepted: Bool) {
         #expect((Usernames.federatedProblem(subject) == nil) == accepted, "\(subject.unicodeScalars.map { String($0.value, radix: 16) })")
+    }
+
+    @Test("Printable ASCII takes a short path that answers exactly as the general rules do")
+    func asciiShortPath() {
+        // Mostly ASCII (printable, space, controls, DEL), now and then a fullwidth letter, an accent or a digit of
+        // another script, so both paths and the border between them are exercised; lengths around the 255-byte limit.
+        let extra: [Unicode.Scalar] = ["\u{FF21}", "\u{301}", "\u{E9}", "\u{661}", "\u{200B}", "\u{3000}"]
+        var random = SplitMix(seed: 8265)
+        var shortPathTaken = 0
+        for round in 0..<3_000 {
+            let length = round % 10 == 0 ? Int.random(in: 250...260, using: &random) : Int.random(in: 1...24, using: &random)
+            var scalars = String.UnicodeScalarView()
+            for _ in 0..<length {
+                if Int.random(in: 0..<40, using: &random) == 0 {
+                    scalars.append(extra.randomElement(using: &random)!)
+                } else if Int.random(in: 0..<20, using: &random) == 0 {
+                    scalars.append(Unicode.Scalar(UInt8.random(in: 0...0x20, using: &random)))
+                } else {
+                    scalars.append(Unicode.Scalar(UInt8.random(in: 0x21...0x7F, using: &random)))
+                }
+            }
+            let raw = String(scalars)
+            if Usernames.printableASCIILowercased(raw) != nil { shortPathTaken += 1 }
+            let short = Result { () throws(Usernames.Refusal) -> String in try Usernames.native(raw) }
+            let general = Result { () throws(Usernames.Refusal) -> String in try Usernames.caseMapped(raw) }
+            #expect(short == general, "\(raw.unicodeScalars.map { String($0.value, radix: 16) })")
+        }
+        #expect(shortPathTaken > 500, "the short path was taken \(shortPathTaken) times")
+    }
+
+    @Test("An ASCII federated subject is NFC without asking Foundation; a decomposed one still is not")
+    func federatedASCII() {
+        #expect(Usernames.federatedProblem("auth0|5f7c8ec7") == nil)
+        #expect(Usernames.federatedProblem("e\u{301}") != nil)
     }
 }

@@ -43,9 +43,25 @@ public enum StoredForm {
 
     /// A public key: its algorithm's name and its DER.
     public static func publicKey(algorithm: String, der: Data, column: String) throws -> PublicKey {
+        try readKey(algorithm: algorithm, der: der, column: column) { der, algorithm throws(JOSEError) in try PublicKey(der: der, algorithm: algorithm) }
+    }
+
+    /// A public key that many sign-ins share (an issuer's, an admin's test key), parsed once per process.
+    /// Device keys use ``publicKey(algorithm:der:column:)``: each belongs to one user, so a cache of them would
+    /// hold only the last few thousand users' keys and miss on nearly every sign-in of a large user base.
+    public static func sharedPublicKey(algorithm: String, der: Data, column: String) throws -> PublicKey {
+        try readKey(algorithm: algorithm, der: der, column: column, parse: sharedKeys.key)
+    }
+
+    /// Keys read by ``sharedPublicKey(algorithm:der:column:)``.
+    public static let sharedKeys = ParsedKeyCache(capacity: 512)
+
+    private static func readKey(
+        algorithm: String, der: Data, column: String, parse: (Data, JWSAlgorithm) throws(JOSEError) -> PublicKey
+    ) throws -> PublicKey {
         guard let parsed = JWSAlgorithm(rawValue: algorithm) else { throw unreadable(column, algorithm) }
         do {
-            return try PublicKey(der: der, algorithm: parsed)
+            return try parse(der, parsed)
         } catch {
             throw unreadable(column, "\(der.count) bytes of \(algorithm) key")
         }
