@@ -119,8 +119,20 @@ extension Peer {
         })
 
     /// Whether `python3` (on PATH) imports `modules` (a comma-separated list).
+    ///
+    /// Its output goes nowhere, not to a temporary file: a probe starts with the first use of its peer and a test
+    /// process that ends before the probe does (a filtered run) would leave that file behind.
     static func pythonImports(_ modules: String) async -> Bool {
-        (try? await ChildProcess.run("/usr/bin/env", ["python3", "-c", "import \(modules)"], timeout: 60))?.status == 0
+        guard
+            let child = try? ChildProcess(
+                executable: "/usr/bin/env", arguments: ["python3", "-c", "import \(modules)"],
+                environment: ProcessInfo.processInfo.environment, outputPath: "/dev/null")
+        else { return false }
+        guard let status = await child.waitForExit(timeout: 60) else {
+            child.signal(SIGKILL)
+            return false
+        }
+        return status == 0
     }
 
     static func executables(_ paths: [String]) -> Bool {

@@ -32,10 +32,23 @@ struct Deployment {
         let directory = TemporaryDirectory()
         configuration.dataDirectory = directory.path
         let path = directory.path
-        let store = try await offPool { try SQLiteStore(directory: path, logger: TestLogger.make("latch.sqlite")) }
-        let deployment = try await LatchDeployment.assemble(
-            configuration: configuration, store: store, keyEncryptionKey: [UInt8](repeating: 7, count: 32),
-            clock: clock.clock, logger: TestLogger.make("test"))
+        let store: SQLiteStore
+        let deployment: LatchDeployment
+        do {
+            store = try await offPool { try SQLiteStore(directory: path, logger: TestLogger.make("latch.sqlite")) }
+            do {
+                deployment = try await LatchDeployment.assemble(
+                    configuration: configuration, store: store, keyEncryptionKey: [UInt8](repeating: 7, count: 32),
+                    clock: clock.clock, logger: TestLogger.make("test"))
+            } catch {
+                // A configuration the tests expect to be refused: no folder left behind.
+                _ = try? await offPool { store.close() }
+                throw error
+            }
+        } catch {
+            directory.remove()
+            throw error
+        }
         return Deployment(deployment: deployment, store: store, clock: clock, directory: directory)
     }
 
