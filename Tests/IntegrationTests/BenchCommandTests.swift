@@ -39,7 +39,14 @@ struct BenchCommandTests {
             #expect((scenario["rate"]?.doubleValue ?? 0) > 0)
             #expect(scenario["errors"] == 0)
             #expect((scenario["p99"]?.doubleValue ?? -1) >= (scenario["p50"]?.doubleValue ?? 0))
+            // The server's CPU per operation is its CPU (cores) over the rate, where the server's CPU was measured.
+            if let cores = scenario["serverCPU"]?.doubleValue, let rate = scenario["rate"]?.doubleValue, cores > 0 {
+                let perOperation = try #require(scenario["serverMicrosecondsPerOperation"]?.doubleValue, "\(scenario)")
+                #expect(abs(perOperation - cores * 1_000_000 / rate) <= 1e-6 * perOperation, "\(scenario)")
+            }
         }
+        #expect(scenarios.contains { ($0["serverMicrosecondsPerOperation"]?.doubleValue ?? 0) > 0 }, "\(scenarios)")
+        #expect(lines.contains { $0.contains("server CPU   µs CPU/op") }, "\(output)")
         #expect((document["coldStartMilliseconds"]?.doubleValue ?? 0) > 0)
     }
 

@@ -251,7 +251,16 @@ enum Report {
         "refresh-dpop": "≥ 70 % of refresh", "dpop-verify": "≥ 15,000/s on one core",
     ]
 
-    static let header = "scenario          rate/s   p50 ms   p90 ms   p99 ms   errors   server CPU   peak RSS   crypto ceiling   of ceiling   target"
+    static let header =
+        "scenario          rate/s   p50 ms   p90 ms   p99 ms   errors   server CPU   µs CPU/op   peak RSS   crypto ceiling   of ceiling   target"
+
+    /// The server's CPU time per operation (one row of the rate: a sign-in, a refresh, a document), in microseconds:
+    /// how builds and peers compare where the load generator shares the cores.
+    static func microsecondsPerOperation(_ result: ScenarioResult) -> Double? {
+        let rate = Double(result.latencies.count) / max(result.seconds, 0.001)
+        guard let cores = result.serverCPU, rate > 0 else { return nil }
+        return cores * 1_000_000 / rate
+    }
 
     static func row(_ result: ScenarioResult, ceiling: Double?, target: String) -> String {
         func pad(_ text: String, _ width: Int) -> String {
@@ -262,6 +271,7 @@ enum Report {
             pad(String(format: "%.0f", rate), 8), pad(String(format: "%.2f", result.percentile(0.5)), 8),
             pad(String(format: "%.2f", result.percentile(0.9)), 8), pad(String(format: "%.2f", result.percentile(0.99)), 8),
             pad("\(result.errors)", 8), pad(result.serverCPU.map { String(format: "%.2f cores", $0) } ?? "-", 12),
+            pad(microsecondsPerOperation(result).map { String(format: "%.0f", $0) } ?? "-", 11),
             pad(result.peakRSS.map { String(format: "%.0f MiB", Double($0) / 1_048_576) } ?? "-", 10),
             pad(ceiling.map { String(format: "%.0f/s", $0) } ?? "-", 16),
             pad(ceiling.map { String(format: "%.0f%%", 100 * rate / $0) } ?? "-", 12),
@@ -274,7 +284,7 @@ enum Report {
     static func json(_ results: [(ScenarioResult, Double?, String)], coldStart: Double, idleRSS: Int, crypto: CryptoCeiling, cores: Int) throws -> Data {
         struct Row: Encodable {
             let scenario: String, rate: Double, p50: Double, p90: Double, p99: Double, errors: Int
-            let serverCPU: Double?, peakRSSBytes: Int?, cryptoCeiling: Double?, target: String
+            let serverCPU: Double?, serverMicrosecondsPerOperation: Double?, peakRSSBytes: Int?, cryptoCeiling: Double?, target: String
         }
         struct Document: Encodable {
             let cores: Int, coldStartMilliseconds: Double, idleRSSBytes: Int, crypto: CryptoCeiling, scenarios: [Row]
@@ -282,7 +292,7 @@ enum Report {
         let rows = results.map { result, ceiling, target in
             Row(scenario: result.name, rate: Double(result.latencies.count) / max(result.seconds, 0.001), p50: result.percentile(0.5),
                 p90: result.percentile(0.9), p99: result.percentile(0.99), errors: result.errors, serverCPU: result.serverCPU,
-                peakRSSBytes: result.peakRSS, cryptoCeiling: ceiling, target: target)
+                serverMicrosecondsPerOperation: microsecondsPerOperation(result), peakRSSBytes: result.peakRSS, cryptoCeiling: ceiling, target: target)
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
