@@ -29,8 +29,10 @@ done
 echo
 echo "medians over $pairs pairs (rate/s, server µs CPU per operation):"
 printf "%-14s %10s %10s %10s %10s\n" scenario "before/s" "after/s" "before µs" "after µs"
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# The median of field $3 (4: rate, 5: µs) over the runs of build $2 for scenario $1.
+median_of() { awk -v s="$1" -v b="$2" -v f="$3" '$2 == b && $3 == s { sub(/\/s$/, "", $4); print $f }' "$runs" | median; }
 for scenario in ${scenarios//,/ }; do
-  median() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-  column() { awk -v s="$scenario" -v b="$1" -v f="$2" '$2 == b && $3 == s { sub(/\/s$/, "", $4); print $f }' "$runs" | median; }
-  printf "%-14s %10s %10s %10s %10s\n" "$scenario" "$(column before 4)" "$(column after 4)" "$(column before 5)" "$(column after 5)"
+  printf "%-14s %10s %10s %10s %10s\n" "$scenario" "$(median_of "$scenario" before 4)" "$(median_of "$scenario" after 4)" \
+    "$(median_of "$scenario" before 5)" "$(median_of "$scenario" after 5)"
 done
