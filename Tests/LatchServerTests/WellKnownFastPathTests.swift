@@ -17,6 +17,17 @@ struct WellKnownFastPathTests {
             handler: WellKnownFastPath(documents: WellKnownDocuments(deployment.services), metrics: deployment.services.metrics, serverName: "Latch"))
     }
 
+    /// Runs `body` with a fresh deployment, a client of its router and a fast-path channel over its documents; the
+    /// channel is finished after `body` and the deployment removed (also when `body` throws).
+    static func withFastPath(_ body: @escaping @Sendable (Deployment, EmbeddedChannel, Client) async throws -> Void) async throws {
+        let deployment = try await Deployment.make()
+        try await deployment.run { client in
+            let channel = Self.channel(deployment)
+            try await body(deployment, channel, client)
+            _ = try channel.finish()
+        }
+    }
+
     static func request(_ method: HTTPRequest.Method, _ path: String, _ fields: HTTPFields = [:]) -> HTTPRequestPart {
         .head(HTTPRequest(method: method, scheme: nil, authority: "latch.test", path: path, headerFields: fields))
     }
@@ -58,18 +69,16 @@ struct WellKnownFastPathTests {
 
     @Test("GET and HEAD of the three documents answer what the router answers, with Date and Server, and are counted under the router's route")
     func answersLikeTheRouter() async throws {
-        let deployment = try await Deployment.make()
-        let channel = Self.channel(deployment)
-        let paths = ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server", "/.well-known/jwks.json"]
-        for path in paths {
-            for method in [HTTPRequest.Method.get, .head] {
-                try Self.send(channel, Self.request(method, path + (method == .head ? "?any=query" : "")))
+        try await Self.withFastPath { deployment, channel, client in
+            let paths = ["/.well-known/openid-configuration", "/.well-known/oauth-authorization-server", "/.well-known/jwks.json"]
+            for path in paths {
+                for method in [HTTPRequest.Method.get, .head] {
+                    try Self.send(channel, Self.request(method, path + (method == .head ? "?any=query" : "")))
+                }
             }
-        }
-        let answers = try Self.answers(channel)
-        #expect(try Self.passedOn(channel).isEmpty)
-        #expect(answers.count == 6)
-        try await deployment.run { client in
+            let answers = try Self.answers(channel)
+            #expect(try Self.passedOn(channel).isEmpty)
+            #expect(answers.count == 6)
             for (index, path) in paths.enumerated() {
                 let routed = try await client.get(path)
                 #expect(routed.status == .ok)
@@ -93,87 +102,80 @@ struct WellKnownFastPathTests {
                 #expect(MetricsTests.value(text, #"latch_http_requests_total{route="\#(path)",method="HEAD",status="200"}"#) == 1, "\(path)")
             }
         }
-        _ = try channel.finish()
     }
 
     @Test("Requests the router would answer differently pass on untouched: other methods and paths, a body, a Connection header")
     func passesOnTheRest() async throws {
-        let deployment = try await Deployment.make()
-        let channel = Self.channel(deployment)
-        let requests: [(HTTPRequestPart, String)] = [
-            (Self.request(.post, "/.well-known/jwks.json"), "/.well-known/jwks.json"),
-            (Self.request(.options, "/.well-known/jwks.json"), "/.well-known/jwks.json"),
-            (Self.request(.get, "/.well-known/jwks.json/"), "/.well-known/jwks.json/"),
-            (Self.request(.get, "/.well-known/JWKS.json"), "/.well-known/JWKS.json"),
-            (Self.request(.get, "/.well-known/jwks.jsonx"), "/.well-known/jwks.jsonx"),
-            (Self.request(.get, "/oauth2/userinfo"), "/oauth2/userinfo"),
-            (Self.request(.get, "/.well-known/jwks.json", [.connection: "close"]), "/.well-known/jwks.json"),
-            (Self.request(.get, "/.well-known/jwks.json", [.connection: "keep-alive"]), "/.well-known/jwks.json"),
-            (Self.request(.get, "/.well-known/jwks.json", [.contentLength: "2"]), "/.well-known/jwks.json"),
-            (Self.request(.get, "/.well-known/jwks.json", [.transferEncoding: "chunked"]), "/.well-known/jwks.json"),
-        ]
-        for (head, path) in requests {
-            try Self.send(channel, head, body: "{}")
-            #expect(try Self.passedOn(channel) == [path])
-            #expect(try Self.answers(channel).isEmpty)
-            // The router's answer ends; the next request is then free to be taken.
-            try Self.routerAnswers(channel, .notFound)
-            #expect(try Self.answers(channel).count == 1)
+        try await Self.withFastPath { _, channel, _ in
+            let requests: [(HTTPRequestPart, String)] = [
+                (Self.request(.post, "/.well-known/jwks.json"), "/.well-known/jwks.json"),
+                (Self.request(.options, "/.well-known/jwks.json"), "/.well-known/jwks.json"),
+                (Self.request(.get, "/.well-known/jwks.json/"), "/.well-known/jwks.json/"),
+                (Self.request(.get, "/.well-known/JWKS.json"), "/.well-known/JWKS.json"),
+                (Self.request(.get, "/.well-known/jwks.jsonx"), "/.well-known/jwks.jsonx"),
+                (Self.request(.get, "/oauth2/userinfo"), "/oauth2/userinfo"),
+                (Self.request(.get, "/.well-known/jwks.json", [.connection: "close"]), "/.well-known/jwks.json"),
+                (Self.request(.get, "/.well-known/jwks.json", [.connection: "keep-alive"]), "/.well-known/jwks.json"),
+                (Self.request(.get, "/.well-known/jwks.json", [.contentLength: "2"]), "/.well-known/jwks.json"),
+                (Self.request(.get, "/.well-known/jwks.json", [.transferEncoding: "chunked"]), "/.well-known/jwks.json"),
+            ]
+            for (head, path) in requests {
+                try Self.send(channel, head, body: "{}")
+                #expect(try Self.passedOn(channel) == [path])
+                #expect(try Self.answers(channel).isEmpty)
+                // The router's answer ends; the next request is then free to be taken.
+                try Self.routerAnswers(channel, .notFound)
+                #expect(try Self.answers(channel).count == 1)
+            }
+            try Self.send(channel, Self.request(.get, "/.well-known/jwks.json"))
+            #expect(try Self.passedOn(channel).isEmpty)
+            #expect(try Self.answers(channel).first?.0.status == .ok)
         }
-        try Self.send(channel, Self.request(.get, "/.well-known/jwks.json"))
-        #expect(try Self.passedOn(channel).isEmpty)
-        #expect(try Self.answers(channel).first?.0.status == .ok)
-        _ = try channel.finish()
-        try await deployment.run { _ in }
     }
 
     @Test("HTTP/1.1 answers in order: while an earlier request is being answered by the router, the documents pass on too")
     func keepsPipelinedOrder() async throws {
-        let deployment = try await Deployment.make()
-        let channel = Self.channel(deployment)
-        // A token request, then two documents pipelined behind it before its answer.
-        try Self.send(channel, Self.request(.post, "/oauth2/token", [.contentLength: "2"]), body: "{}")
-        for path in ["/.well-known/jwks.json", "/.well-known/openid-configuration"] {
-            try Self.send(channel, Self.request(.get, path))
-        }
-        #expect(try Self.passedOn(channel) == ["/oauth2/token", "/.well-known/jwks.json", "/.well-known/openid-configuration"])
-        #expect(try Self.answers(channel).isEmpty)
-        // The router answers the three in turn; only after the last does the fast path take the next request.
-        for remaining in [2, 1, 0] {
-            try Self.routerAnswers(channel)
-            try Self.send(channel, Self.request(.get, "/.well-known/jwks.json"))
-            if remaining > 0 {
-                #expect(try Self.passedOn(channel) == ["/.well-known/jwks.json"])
-                // The request passed on now is answered too before the count falls.
-                try Self.routerAnswers(channel)
-            } else {
-                #expect(try Self.passedOn(channel).isEmpty)
+        try await Self.withFastPath { _, channel, _ in
+            // A token request, then two documents pipelined behind it before its answer.
+            try Self.send(channel, Self.request(.post, "/oauth2/token", [.contentLength: "2"]), body: "{}")
+            for path in ["/.well-known/jwks.json", "/.well-known/openid-configuration"] {
+                try Self.send(channel, Self.request(.get, path))
             }
+            #expect(try Self.passedOn(channel) == ["/oauth2/token", "/.well-known/jwks.json", "/.well-known/openid-configuration"])
+            #expect(try Self.answers(channel).isEmpty)
+            // The router answers the three in turn; only after the last does the fast path take the next request.
+            for remaining in [2, 1, 0] {
+                try Self.routerAnswers(channel)
+                try Self.send(channel, Self.request(.get, "/.well-known/jwks.json"))
+                if remaining > 0 {
+                    #expect(try Self.passedOn(channel) == ["/.well-known/jwks.json"])
+                    // The request passed on now is answered too before the count falls.
+                    try Self.routerAnswers(channel)
+                } else {
+                    #expect(try Self.passedOn(channel).isEmpty)
+                }
+            }
+            let answers = try Self.answers(channel)
+            #expect(answers.map(\.0.status.code) == [200, 200, 200, 200, 200, 200])
+            #expect(answers.last?.0.headerFields[.contentType] == "application/json")
+            #expect(answers.dropLast().allSatisfy { $0.0.headerFields[.contentType] == nil })
         }
-        let answers = try Self.answers(channel)
-        #expect(answers.map(\.0.status.code) == [200, 200, 200, 200, 200, 200])
-        #expect(answers.last?.0.headerFields[.contentType] == "application/json")
-        #expect(answers.dropLast().allSatisfy { $0.0.headerFields[.contentType] == nil })
-        _ = try channel.finish()
-        try await deployment.run { _ in }
     }
 
     @Test("A key rotation shows in the next answer")
     func rotationShows() async throws {
-        let deployment = try await Deployment.make()
-        let channel = Self.channel(deployment)
-        func keyIDs() throws -> [String] {
-            try Self.send(channel, Self.request(.get, "/.well-known/jwks.json"))
-            let body = try #require(try Self.answers(channel).first).1
-            return try JSONValue.parse(Data(body))["keys"]?.arrayValue?.compactMap { $0["kid"]?.stringValue } ?? []
+        try await Self.withFastPath { deployment, channel, _ in
+            func keyIDs() throws -> [String] {
+                try Self.send(channel, Self.request(.get, "/.well-known/jwks.json"))
+                let body = try #require(try Self.answers(channel).first).1
+                return try JSONValue.parse(Data(body))["keys"]?.arrayValue?.compactMap { $0["kid"]?.stringValue } ?? []
+            }
+            let before = try keyIDs()
+            #expect(before.count == 1)
+            _ = try await deployment.services.keys.rotate(random: .system)
+            let after = try keyIDs()
+            #expect(after.count == 2 && after.contains(before[0]), "\(after)")
         }
-        let before = try keyIDs()
-        #expect(before.count == 1)
-        _ = try await deployment.services.keys.rotate(random: .system)
-        let after = try keyIDs()
-        #expect(after.count == 2 && after.contains(before[0]), "\(after)")
-        _ = try channel.finish()
-        try await deployment.run { _ in }
     }
 
     @Test("The Date header is RFC 9110's IMF-fixdate")
